@@ -1,0 +1,68 @@
+"""Small helpers shared by the suites: case parameters, parsing with a verdict, metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from .core.config import JpegConfig, parse_codec
+from .verdict import Outcome, attempt
+
+_MARK = {"MUST": pytest.mark.must, "SHOULD": pytest.mark.should, "MAY": pytest.mark.may}
+
+
+def case_params(cases: Iterable[Any]) -> list[Any]:
+    """pytest params with the case ID as test ID and the case's level as marker."""
+    return [pytest.param(c, id=c.id, marks=_MARK[c.level]) for c in cases]
+
+
+def codec(quality: int, encoded: str, decoded: str | None = None, subsampling: Any = None) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"quality": quality, "encoded_color_space": encoded}
+    if decoded is not None:
+        cfg["decoded_color_space"] = decoded
+    if subsampling is not None:
+        cfg["subsampling"] = [list(f) for f in subsampling]
+    return {"name": "jpeg", "configuration": cfg}
+
+
+def reference_config(codec_obj: Mapping[str, Any]) -> JpegConfig:
+    """The spec's reading of a (valid) codec object, from the shared core."""
+    return parse_codec(codec_obj)
+
+
+def parsed_or_verdict(judge: Any, impl: Any, codec_obj: Mapping[str, Any]) -> object:
+    """Parse a valid configuration with the implementation, judging a rejection.
+
+    Rejecting an optional feature (rgb, YCbCr passthrough, other factors) is
+    'unsupported'; rejecting a configuration every implementation must support fails.
+    """
+    optional = reference_config(codec_obj).optional_feature
+    got = attempt(impl.parse, codec_obj)
+    if got.error is not None:
+        judge.finish(Outcome.ERROR, f"parse raised an error on a valid configuration: {got.describe()}\n{got.trace()}")
+    if got.rejection is not None:
+        if optional:
+            judge.cite(optional)
+            judge.finish(Outcome.UNSUPPORTED, f"optional feature rejected when parsing ({optional}): {got.describe()}")
+        judge.require(False, "JPEG-SUB-08" if "subsampling" in codec_obj["configuration"] else "JPEG-ECS-08",
+                      f"a configuration every implementation must support was {got.describe()}")
+    return got.value
+
+
+def need_role(judge: Any, impl: Any, *roles: str) -> None:
+    missing = [r for r in roles if r not in impl.roles]
+    if missing:
+        judge.finish(Outcome.UNSUPPORTED, f"the adapter has no {' / '.join(missing)} role")
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """PSNR in dB over all samples (combined MSE), 8-bit peak; inf for identical arrays."""
+    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
+
+
+def max_abs(a: np.ndarray, b: np.ndarray) -> int:
+    return int(np.max(np.abs(a.astype(np.int16) - b.astype(np.int16)))) if a.size else 0

@@ -1,0 +1,97 @@
+"""Deterministic test images: the same bytes on every machine and every run.
+
+Each kind probes something different in a JPEG codec: smooth gradients (quantization of
+low frequencies), noise (worst case for the DCT), edges and checkerboards (ringing,
+chroma bleeding, axis mix-ups), fine detail (high frequencies), constants (exact round
+trips), a natural photograph, and independent "fluorescence" channels whose values a
+color transform would destroy.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from .corpus import resource
+
+KINDS = ("gradient", "noise", "edges", "checker", "detail", "zeros", "full", "natural", "fluorescence", "ramp", "axes")
+#: The public-domain NASA portrait shipped by scikit-image (astronaut), a 192x192 crop.
+NATURAL = ("fixtures", "images", "astronaut-192.npy")
+
+
+@cache
+def _natural() -> np.ndarray:
+    with resource(*NATURAL).open("rb") as f:
+        return np.load(f, allow_pickle=False)
+
+
+def _grid(height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    y, x = np.mgrid[0:height, 0:width]
+    return y.astype(np.float64), x.astype(np.float64)
+
+
+def _tile(src: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Mirror-tile a source image to any size, so content has no seams."""
+    reps_y = -(-height // src.shape[0])
+    reps_x = -(-width // src.shape[1])
+    rows = [src if i % 2 == 0 else src[::-1] for i in range(reps_y)]
+    col = np.concatenate(rows, axis=0)
+    cols = [col if i % 2 == 0 else col[:, ::-1] for i in range(reps_x)]
+    return np.concatenate(cols, axis=1)[:height, :width]
+
+
+def make_image(kind: str, height: int, width: int, channels: int = 3, seed: int = 0) -> np.ndarray:
+    """A uint8 image of shape (height, width, channels) of the given kind."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown image kind {kind!r}; one of {', '.join(KINDS)}")
+    y, x = _grid(height, width)
+    rng = np.random.default_rng(seed)
+    planes: list[np.ndarray] = []
+    for c in range(channels):
+        if kind == "gradient":
+            p = 255 * (0.5 + 0.5 * np.sin(2 * np.pi * (x / max(width, 2) * (c + 1) * 0.7 + y / max(height, 2) * (0.9 - 0.2 * c))))
+        elif kind == "ramp":
+            # Distinct, axis-asymmetric ramp per channel: a transposed or channel-swapped
+            # decode is far off everywhere, not only at edges.
+            p = (x * (3 + c) + y * (1 + 2 * c) + 40 * c) % 256
+        elif kind == "axes":
+            # Smooth (survives any subsampling) but different along each axis and in each
+            # channel: red follows x, green follows y, blue both; gray is asymmetric.
+            u, v = x / max(width - 1, 1), y / max(height - 1, 1)
+            p = [30 + 195 * u, 30 + 195 * v, 225 - 120 * u - 75 * v][c] if channels == 3 else 20 + 150 * u + 70 * v
+        elif kind == "noise":
+            p = rng.integers(0, 256, size=(height, width)).astype(np.float64)
+        elif kind == "edges":
+            p = np.where((x + 2 * y + 17 * c) % 48 < 24, 235.0, 20.0)
+        elif kind == "checker":
+            p = np.where(((x // 8) + (y // 8) + c) % 2 == 0, 255.0, 0.0)
+        elif kind == "detail":
+            p = 127.5 + 127.5 * np.cos(np.pi * (x * (0.9 + 0.03 * c) + y * 0.45))
+        elif kind == "zeros":
+            p = np.zeros((height, width))
+        elif kind == "full":
+            p = np.full((height, width), 255.0)
+        elif kind == "natural":
+            src = _natural()
+            p = _tile(src[:, :, c % 3] if channels == 3 else src.mean(axis=2), height, width).astype(np.float64)
+        else:  # fluorescence: sparse blobs, different per channel, mostly dark background
+            p = np.full((height, width), 6.0)
+            for _ in range(max(3, height * width // 400)):
+                cy, cx = rng.uniform(0, height), rng.uniform(0, width)
+                r = rng.uniform(1.5, 6.0)
+                p += rng.uniform(60, 240) * np.exp(-((y - cy) ** 2 + (x - cx) ** 2) / (2 * r * r))
+        planes.append(np.clip(np.rint(p), 0, 255))
+    return np.stack(planes, axis=-1).astype(np.uint8)
+
+
+def make_chunk(shape: tuple[int, ...], dtype: str = "uint8", fill: str = "ramp", seed: int = 0) -> np.ndarray:
+    """A chunk of any shape and dtype, filled deterministically (for chunk-shape cases)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if len(shape) in (2, 3) and n and fill in KINDS:
+        channels = shape[2] if len(shape) == 3 else 1
+        img = make_image(fill, shape[0], shape[1], channels, seed)
+        data = img.reshape(shape)
+    else:
+        data = (np.arange(n, dtype=np.int64) * 7 % 256).reshape(shape)
+    return data.astype(np.dtype(dtype))

@@ -1,0 +1,25 @@
+"""Parse: every configuration case of fixtures/configs is accepted or rejected as the spec says."""
+
+from __future__ import annotations
+
+import pytest
+
+from zarr_jpeg_conformance.corpus import config_cases
+from zarr_jpeg_conformance.harness import case_params
+from zarr_jpeg_conformance.verdict import Outcome, attempt
+
+
+@pytest.mark.parametrize("case", case_params(config_cases()))
+def test_parse(impl, case, judge) -> None:
+    """The implementation accepts valid configurations and rejects invalid ones."""
+    got = attempt(impl.parse, case.codec)
+    judge.metrics["verdict"] = "accepted" if got.ok else "rejected" if got.rejection else "error"
+    if got.error is not None:
+        judge.finish(Outcome.ERROR, f"parse raised an error instead of accepting or rejecting: {got.describe()}\n{got.trace()}")
+    where = f"case {case.id} ({case.description}), codec {case.codec!r}"
+    if case.valid and got.rejection is not None:
+        if case.level == "MAY":
+            judge.finish(Outcome.UNSUPPORTED, f"optional configuration rejected cleanly: {got.describe()}")
+        judge.require(False, case.requirements[0], f"{where}: valid, but parse {got.describe()}", level=case.level)
+    if not case.valid and got.ok:
+        judge.require(False, case.requirements[0], f"{where}: invalid, but parse accepted it", level=case.level)
