@@ -90,11 +90,16 @@ def _instantiate(obj: object, spec: str) -> Adapter:
 
 
 def load_adapter(spec: str) -> Adapter:
-    """Resolve a built-in name, an entry-point name, or ``module:attr`` to an adapter.
+    """Resolve ``exec:COMMAND``, a built-in name, an entry-point name, or ``module:attr`` to an adapter.
 
     ``module:attr`` may name an Adapter instance, or a class / callable returning one.
     Raises :class:`AdapterLoadError` with the reason when it cannot.
     """
+    if spec.startswith("exec:"):
+        # An out-of-process harness speaking the JSON-lines protocol (schema/protocol).
+        from .process import ExecAdapter
+
+        return _instantiate(lambda: ExecAdapter(spec.removeprefix("exec:")), spec)
     if spec in BUILTINS:
         return _instantiate(_resolve_target(BUILTINS[spec]), spec)
     for ep in entry_points(group=ENTRY_POINT_GROUP):

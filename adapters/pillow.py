@@ -32,7 +32,7 @@ class PillowAdapter(BackendAdapter):
     backend_errors = (OSError, Image.DecompressionBombError, SyntaxError)
 
     def versions(self) -> dict[str, str]:
-        return {"pillow": PIL.__version__, "libjpeg": str(features.version("jpg"))}
+        return {"pillow": PIL.__version__, "libjpeg-turbo": str(features.version("libjpeg_turbo") or features.version("jpg"))}
 
     def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
         return _save(Image.fromarray(plane, "L"), quality=quality)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 __all__ = ["Component", "StreamInfo", "inspect"]
 
 SOI, EOI, SOS, DQT, DHT, DAC, DRI, DNL, COM = 0xD8, 0xD9, 0xDA, 0xDB, 0xC4, 0xCC, 0xDD, 0xDC, 0xFE
@@ -44,6 +46,8 @@ MAX_PROBLEMS = 100
 # for long runs of 0xFF, where a pattern like ``\xff+X`` would backtrack quadratically.
 _MARKER_IN_ENTROPY = re.compile(rb"\xff[\x01-\xcf\xd8-\xfe]")
 _NOT_FILL = re.compile(rb"[^\xff]")
+#: Below this size a regex search is cheaper than building the vectorized index.
+_VECTOR_MIN = 16384
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,9 @@ class StreamInfo:
     eoi: bool
     trailing_bytes: int
     problems: tuple[str, ...]
+    #: False when inspect(entropy=False) stopped after the first scan header of a stream
+    #: ending in EOI: later scans, and markers inside entropy-coded data, were not read.
+    walked_entropy: bool = True
 
     @property
     def baseline(self) -> bool:
@@ -157,6 +164,28 @@ class _Walk:
     trailing_bytes: int = 0
     problems: list[str] = field(default_factory=list)
     unlisted: int = 0
+    entropy: bool = True
+    walked_entropy: bool = True
+    _marker_offsets: np.ndarray | None = None
+
+    def next_marker(self, pos: int) -> int | None:
+        """Offset of the first 0xFF at or after ``pos`` that starts a marker inside entropy data.
+
+        Entropy-coded data holds 0xFF only as FF00 (stuffing), RSTn or fill; a large stream
+        has thousands of stuffed bytes, so the candidates are found once, vectorized,
+        instead of one regex match each (this runs before every decode).
+        """
+        if len(self.data) < _VECTOR_MIN:
+            found = _MARKER_IN_ENTROPY.search(self.data, pos)
+            return None if found is None else found.start()
+        if self._marker_offsets is None:
+            arr = np.frombuffer(self.data, dtype=np.uint8)
+            ff = np.flatnonzero(arr[:-1] == 0xFF)
+            nxt = arr[ff + 1]
+            keep = (nxt != 0x00) & (nxt != 0xFF) & ((nxt < 0xD0) | (nxt > 0xD7))
+            self._marker_offsets = ff[keep]
+        i = int(np.searchsorted(self._marker_offsets, pos))
+        return int(self._marker_offsets[i]) if i < len(self._marker_offsets) else None
 
     def problem(self, text: str, *args: object) -> None:
         """Record a problem; ``text % args`` is only formatted while there is room to list it."""
@@ -185,16 +214,17 @@ class _Walk:
             eoi=self.eoi,
             trailing_bytes=self.trailing_bytes,
             problems=tuple(self.problems) + ((f"... and {self.unlisted} more problems",) if self.unlisted else ()),
+            walked_entropy=self.walked_entropy,
         )
 
 
-def inspect(data: bytes | bytearray | memoryview) -> StreamInfo:
+def inspect(data: bytes | bytearray | memoryview, *, entropy: bool = True) -> StreamInfo:
     """Walk the marker structure of ``data`` and report what it declares.
 
     Never raises for any bytes-like input, however malformed; raises ``TypeError`` only
     when ``data`` is not ``bytes``, ``bytearray`` or ``memoryview``.
     """
-    walk = _Walk(_as_bytes(data))
+    walk = _Walk(_as_bytes(data), entropy=entropy)
     start = _find_soi(walk)
     if start is not None:
         _walk_segments(walk, start)
@@ -231,7 +261,7 @@ def _find_soi(walk: _Walk) -> int | None:
 def _walk_segments(walk: _Walk, pos: int) -> None:
     """Walk markers from ``pos`` until EOI or the end of the data; linear, no recursion."""
     data, n = walk.data, len(walk.data)
-    while True:
+    while not walk.eoi:
         if pos >= n:
             walk.problem("no EOI")
             return
@@ -286,6 +316,11 @@ def _segment(walk: _Walk, marker: int, offset: int, pos: int) -> int:
     if end >= n:
         return n
     if marker == SOS:
+        if not walk.entropy and data.endswith(b"\xff\xd9"):
+            # Headers are all read; the stream ends with EOI. Leave the entropy-coded
+            # data (and any later scan headers) to the decoder.
+            walk.eoi, walk.walked_entropy = True, False
+            return n
         return _skip_entropy(walk, end)
     return end
 
@@ -313,8 +348,8 @@ def _parse_payload(walk: _Walk, marker: int, offset: int, p: bytes) -> None:
 def _resync(walk: _Walk, pos: int, reason: str, *args: object) -> int:
     """Record ``reason % args`` and skip garbage to the next marker, as libjpeg's next_marker does."""
     walk.problem(reason, *args)
-    found = _MARKER_IN_ENTROPY.search(walk.data, pos)
-    return len(walk.data) if found is None else found.start()
+    found = walk.next_marker(pos)
+    return len(walk.data) if found is None else found
 
 
 def _skip_fill(data: bytes, pos: int) -> int | None:
@@ -327,11 +362,11 @@ def _skip_fill(data: bytes, pos: int) -> int | None:
 
 def _skip_entropy(walk: _Walk, pos: int) -> int:
     """Offset of the marker that ends the entropy-coded data starting at ``pos``."""
-    found = _MARKER_IN_ENTROPY.search(walk.data, pos)
+    found = walk.next_marker(pos)
     if found is None:
         walk.problem("entropy-coded data runs to the end without a marker")
         return len(walk.data)
-    return found.start()
+    return found
 
 
 def _be16(p: bytes, i: int) -> int | None:
@@ -491,6 +526,8 @@ def _check_completeness(walk: _Walk) -> None:
     if not walk.scans:
         walk.problem("no scan (SOS)")
         return
+    if not walk.walked_entropy:
+        return  # later scans were not read
     scanned = {cid for scan in walk.scans for cid in scan}
     for c in walk.components:
         if c.id not in scanned:

@@ -43,7 +43,10 @@ class DecodePlan:
 def plan_decode(config: JpegConfig, data: bytes, chunk_shape: Sequence[int]) -> DecodePlan:
     """Inspect ``data`` and check it fits ``chunk_shape`` under ``config``; raise StreamError if not."""
     height, width, components = image_shape(chunk_shape)
-    info = inspect(data)
+    # Headers and the end of the stream are what the checks need; walking the entropy-
+    # coded data too would cost up to 10% of a decode (bench_overhead.py), and what it
+    # could add (a corrupt byte that looks like a marker) the decoder sees as well.
+    info = inspect(data, entropy=False)
     if not info.soi:
         raise StreamError("JPEG-DEC-01", f"not a JPEG stream: it does not start with SOI ({len(data)} bytes)")
     if info.sof is None or not info.scans:

@@ -1,0 +1,86 @@
+"""The built wheel is the whole product: it imports, finds its data, and runs its suites from anywhere."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*cmd: str | Path, cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=600, **kw)  # type: ignore[call-overload]
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel and an example adapter package installed.
+
+    It sees the system site-packages so that numpy and the backends need no download;
+    the project itself comes only from the wheel (checked below).
+    """
+    tmp = tmp_path_factory.mktemp("wheel")
+    built = _run(sys.executable, "-m", "build", "--wheel", "--outdir", tmp / "dist", ROOT, cwd=tmp)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = (tmp / "dist").glob("*.whl")
+    env_dir = tmp / "venv"
+    _run(sys.executable, "-m", "venv", "--system-site-packages", env_dir, cwd=tmp).check_returncode()
+    python = env_dir / "bin" / "python"
+    pkg = tmp / "example_pkg_src"
+    (pkg / "example_pkg").mkdir(parents=True)
+    (pkg / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "example-pkg"\nversion = "0.1"\n'
+    )
+    (pkg / "example_pkg" / "__init__.py").write_text(
+        textwrap.dedent(
+            '''
+            """An implementation under test, as another repository would ship its adapter."""
+            from zarr_jpeg_conformance.adapters.imagecodecs import ImagecodecsAdapter
+
+            class Adapter(ImagecodecsAdapter):
+                name = "example"
+            '''
+        )
+    )
+    for target in (wheel, pkg):
+        done = _run(python, "-m", "pip", "install", "--no-deps", "-q", target, cwd=tmp)
+        assert done.returncode == 0, done.stderr[-3000:]
+    return python
+
+
+def test_wheel_imports_and_finds_its_data(venv: Path, tmp_path: Path) -> None:
+    """schema/ and fixtures/ are package data, found through importlib.resources from any cwd."""
+    code = textwrap.dedent(
+        """
+        import json, zarr_jpeg_conformance as z
+        from zarr_jpeg_conformance.corpus import requirements, config_cases, chunk_cases, load_json
+        print(json.dumps({"file": z.__file__, "reqs": len(requirements()), "configs": len(config_cases()),
+                          "chunks": len(chunk_cases()), "schema": load_json("schema", "jpeg.schema.json")["$schema"]}))
+        """
+    )
+    out = _run(venv, "-c", code, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert str(venv.parents[1]) in info["file"], f"imported from {info['file']}, not from the wheel"
+    assert info["reqs"] > 50 and info["configs"] > 100 and info["chunks"] > 20
+    assert "2020-12" in info["schema"]
+
+
+def test_suites_run_from_an_unrelated_folder(venv: Path, tmp_path: Path) -> None:
+    """pytest --pyargs zarr_jpeg_conformance.suites --impl=example_pkg:Adapter works outside the repo."""
+    results = tmp_path / "results.jsonl"
+    out = _run(
+        venv, "-m", "pytest", "--pyargs", "zarr_jpeg_conformance.suites", "--impl=example_pkg:Adapter",
+        "-k", "parse or bitstream", "-q", "-p", "no:cacheprovider", "--results", results, cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "example" in out.stdout
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(records) > 150 and {r["implementation"] for r in records} == {"example"}
+    assert {r["outcome"] for r in records} <= {"pass", "unsupported"}

@@ -1,0 +1,207 @@
+"""Deliberately wrong adapters, each breaking one rule of the spec.
+
+The project's proof that its suites bite: every adapter here must be caught by the
+suites, with a failure that cites the requirement it breaks (tests/test_suites_bite.py).
+They build on the imagecodecs adapter so that everything except the one fault is right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import imagecodecs
+import numpy as np
+
+from zarr_jpeg_conformance.adapters.imagecodecs import ImagecodecsAdapter
+from zarr_jpeg_conformance.core import color
+from zarr_jpeg_conformance.core.config import JpegConfig
+from zarr_jpeg_conformance.core.errors import ConfigError
+
+
+def _strip_segment(data: bytes, marker: int) -> bytes:
+    """Remove every segment with this marker byte that precedes the first SOS."""
+    out, i = bytearray(data[:2]), 2
+    while i + 4 <= len(data) and data[i] == 0xFF and data[i + 1] != 0xDA:
+        length = int.from_bytes(data[i + 2 : i + 4], "big")
+        if data[i + 1] != marker:
+            out += data[i : i + 2 + length]
+        i += 2 + length
+    return bytes(out + data[i:])
+
+
+class LenientParse(ImagecodecsAdapter):
+    """Accepts out-of-range quality by clamping it, as several libraries do."""
+
+    name = "wrong-lenient-parse"
+
+    def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
+        cfg = dict(codec.get("configuration") or {})
+        q = cfg.get("quality")
+        if isinstance(q, int) and not isinstance(q, bool):
+            cfg["quality"] = min(max(q, 1), 100)
+        return super().parse({**codec, "configuration": cfg})
+
+
+class NoApp14(ImagecodecsAdapter):
+    """Writes rgb streams without the APP14 Adobe marker."""
+
+    name = "wrong-no-app14"
+
+    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
+        return _strip_segment(super()._encode_rgb(image, quality), 0xEE)
+
+
+class WrongFactors(ImagecodecsAdapter):
+    """Always writes 4:2:0, whatever the configuration says."""
+
+    name = "wrong-factors"
+
+    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
+        return super()._encode_ycbcr(image, quality, (2, 2), ycbcr_input=ycbcr_input)
+
+
+class TransposedAxes(ImagecodecsAdapter):
+    """Treats the first axis as width (the zarrs_jpeg bug), in both directions."""
+
+    name = "wrong-transposed"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if chunk.ndim in (2, 3) and chunk.dtype == np.uint8:
+            chunk = np.ascontiguousarray(np.swapaxes(chunk, 0, 1))
+        return super().encode(parsed, chunk)
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        swapped = (chunk_shape[1], chunk_shape[0], *chunk_shape[2:])
+        return super().decode(parsed, data, swapped).reshape(chunk_shape)
+
+
+class ChannelSwap(ImagecodecsAdapter):
+    """Reads 3-channel chunks as BGR."""
+
+    name = "wrong-channel-swap"
+
+    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
+        return super()._encode_ycbcr(np.ascontiguousarray(image[:, :, ::-1]), quality, luma, ycbcr_input=ycbcr_input)
+
+
+class IgnoresQuality(ImagecodecsAdapter):
+    """Encodes at quality 75 whatever the configuration says."""
+
+    name = "wrong-ignores-quality"
+
+    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
+        return super()._encode_ycbcr(image, 75, luma, ycbcr_input=ycbcr_input)
+
+    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        return super()._encode_gray(plane, 75)
+
+    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
+        return super()._encode_rgb(image, 75)
+
+
+class CastsDtype(ImagecodecsAdapter):
+    """Casts any numeric chunk to uint8 instead of rejecting it."""
+
+    name = "wrong-casts-dtype"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(chunk, np.ndarray) and chunk.dtype != np.uint8 and chunk.dtype.kind in "biuf":
+            chunk = chunk.astype(np.uint8)
+        return super().encode(parsed, chunk)
+
+
+class AnyShape(ImagecodecsAdapter):
+    """Encodes 1D chunks as one row and squeezes leading size-1 axes."""
+
+    name = "wrong-any-shape"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(chunk, np.ndarray):
+            if chunk.ndim == 1:
+                chunk = chunk.reshape(1, -1)
+            while chunk.ndim > 3 and chunk.shape[0] == 1:
+                chunk = chunk[0]
+        return super().encode(parsed, chunk)
+
+
+class ConvertsRgb(ImagecodecsAdapter):
+    """Applies the YCbCr transform to rgb data but still labels the stream APP14 transform 0."""
+
+    name = "wrong-converts-rgb"
+
+    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
+        return super()._encode_rgb(color.rgb_to_ycbcr(image), quality)
+
+
+class Progressive(ImagecodecsAdapter):
+    """Writes progressive (SOF2) streams: valid JPEG, but not baseline."""
+
+    name = "wrong-progressive"
+
+    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        import io
+
+        from PIL import Image
+
+        buf = io.BytesIO()
+        Image.fromarray(plane, "L").save(buf, "JPEG", quality=quality, progressive=True)
+        return buf.getvalue()
+
+
+class PassthroughConverts(ImagecodecsAdapter):
+    """With decoded_color_space ycbcr, converts the input as if it were RGB."""
+
+    name = "wrong-passthrough-converts"
+
+    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
+        return super()._encode_ycbcr(image, quality, luma, ycbcr_input=False)
+
+    def _decode_pixels(self, data: bytes, plan: Any, mode: Any) -> np.ndarray:
+        if plan.output == "ycbcr":
+            return color.rgb_to_ycbcr(np.asarray(imagecodecs.jpeg8_decode(data)))
+        return super()._decode_pixels(data, plan, mode)
+
+
+class DecodeFollowsConfig(ImagecodecsAdapter):
+    """Decodes by the configuration's encoded_color_space instead of the stream's markers."""
+
+    name = "wrong-decode-follows-config"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        assert isinstance(parsed, JpegConfig)
+        if parsed.encoded_color_space == "ycbcr" and len(chunk_shape) == 3 and chunk_shape[2] == 3:
+            out = imagecodecs.jpeg8_decode(data, colorspace="YCbCr", outcolorspace="RGB")
+            return np.asarray(out).reshape(chunk_shape)
+        return super().decode(parsed, data, chunk_shape)
+
+
+class NoJfif(ImagecodecsAdapter):
+    """Leaves out the JFIF APP0 marker (a SHOULD, so only a warning)."""
+
+    name = "wrong-no-jfif"
+
+    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        return _strip_segment(super()._encode_gray(plane, quality), 0xE0)
+
+
+class RejectsRequired(ImagecodecsAdapter):
+    """Rejects 4:4:0, which every implementation must support."""
+
+    name = "wrong-rejects-440"
+
+    def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
+        config = super().parse(codec)
+        if config.encoded_color_space == "ycbcr" and config.luma_factors == (1, 2):
+            raise ConfigError("JPEG-SUB-08", "4:4:0 is not supported")
+        return config
+
+
+class CrashesOnParse(ImagecodecsAdapter):
+    """Raises KeyError (not a rejection) on a missing member: an error, never a rejection."""
+
+    name = "wrong-crashes"
+
+    def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
+        codec["configuration"]["quality"]  # noqa: B018 - the fault under test
+        return super().parse(codec)
