@@ -32,6 +32,12 @@ class TurboJpegAdapter(BackendAdapter):
         # PyTurboJPEG 2.x (tj3 API, libjpeg-turbo >= 3) can write rgb itself and reads any factors.
         self._tj3 = "jpeg_colorspace" in inspect.signature(self._tj.encode).parameters
         self.native_rgb = self._tj3
+        if self._tj3 and hasattr(tj, "TJSAMP_441"):
+            # 4:4:1 ([[1, 4], ...]) is a TurboJPEG subsampling only from libjpeg-turbo 3.
+            self._samp = {**_SAMP, (1, 4): tj.TJSAMP_441}
+            self.native_factors = frozenset(self._samp)
+        else:
+            self._samp = _SAMP
         # tj3 defaults to the accurate DCT; the legacy API needs the flag (group A bytes).
         self._flags = 0 if self._tj3 else tj.TJFLAG_ACCURATEDCT
 
@@ -56,7 +62,7 @@ class TurboJpegAdapter(BackendAdapter):
         return self._encode(plane[:, :, None], quality, tj.TJPF_GRAY, tj.TJSAMP_GRAY)
 
     def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: Factor, *, ycbcr_input: bool) -> bytes:
-        return self._encode(image, quality, tj.TJPF_RGB, _SAMP[luma])
+        return self._encode(image, quality, tj.TJPF_RGB, self._samp[luma])
 
     def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
         # tj3 keeps its default 4:2:2 in RGB mode unless told 4:4:4 (backends.md §11.17).
