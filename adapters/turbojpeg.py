@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import ctypes.util
 import inspect
+import threading
+import warnings
 from typing import ClassVar
 
 import numpy as np
 import turbojpeg as tj
 
 from ..core.stream import DecodePlan
-from .backend import BackendAdapter, DecodeMode, Factor
+from .backend import BackendAdapter, BackendRejection, DecodeMode, Factor
 
 _SAMP = {(1, 1): tj.TJSAMP_444, (2, 1): tj.TJSAMP_422, (2, 2): tj.TJSAMP_420, (1, 2): tj.TJSAMP_440, (4, 1): tj.TJSAMP_411}
 #: The legacy header call knows only these chroma layouts (TJSAMP_441 needs libjpeg-turbo 3).
@@ -74,5 +76,17 @@ class TurboJpegAdapter(BackendAdapter):
 
     def _decode_pixels(self, data: bytes, plan: DecodePlan, mode: DecodeMode) -> np.ndarray:
         pixel_format = tj.TJPF_GRAY if mode == "gray" else tj.TJPF_RGB
-        # STOPONWARNING turns "premature end of data" into an error instead of grey rows.
-        return self._tj.decode(data, pixel_format=pixel_format, flags=self._flags | tj.TJFLAG_STOPONWARNING)
+        # STOPONWARNING stops libjpeg at "premature end of data" and the like, but
+        # PyTurboJPEG reports a stop on a warning with warnings.warn and returns the
+        # partly decoded buffer (found by fuzz.py): catch it and reject. catch_warnings
+        # changes process-wide state, hence the lock.
+        with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = self._tj.decode(data, pixel_format=pixel_format, flags=self._flags | tj.TJFLAG_STOPONWARNING)
+        stops = [w for w in caught if w.filename.endswith("turbojpeg.py")]
+        if stops:
+            raise BackendRejection("JPEG-X-07", f"libjpeg-turbo stopped on a warning: {stops[0].message}")
+        return out
+
+
+_WARNINGS_LOCK = threading.Lock()
