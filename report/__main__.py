@@ -1,0 +1,127 @@
+"""Command line of the compatibility matrix.
+
+``python -m zarr_jpeg_conformance.report --out DIR`` runs the suites on every available
+implementation (each in its own pytest process), measures throughput, and writes
+DIR/matrix.json, DIR/matrix.md and DIR/matrix.html. ``--from DIR`` re-renders the pages
+from DIR's saved results without running anything; ``compare OLD.json NEW.json`` prints
+what changed between two matrix.json files, as Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import compare as compare_mod
+from . import model, render_html, render_md, run
+from .throughput import DEFAULT_REPEATS, DEFAULT_SIZE
+from .wording import verdict
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="zarr-jpeg-conformance-report",
+        description="Build the compatibility matrix of Zarr v3 jpeg codec implementations. "
+        "Subcommand: 'compare OLD.json NEW.json' prints the changes between two matrix.json files.",
+    )
+    p.add_argument("--out", type=Path, help="output folder (required unless --from is given)")
+    p.add_argument("--from", dest="from_dir", type=Path, metavar="DIR",
+                   help="re-render from DIR/results and DIR/throughput.json without running anything")
+    p.add_argument("--impl", action="append", default=[], metavar="SPEC",
+                   help="implementation (repeatable), as for pytest --impl; default: every built-in adapter")
+    p.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression to run a subset")
+    p.add_argument("--suites", nargs="+", default=[], metavar="NAME",
+                   help="suite modules to run, e.g. parse bitstream (default: all)")
+    p.add_argument("--pytest-arg", action="append", default=[], metavar="ARG",
+                   help="extra pytest argument (repeatable), e.g. --pytest-arg=--isolate")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds per implementation's suite run (default %(default)s)")
+    p.add_argument("--no-throughput", action="store_true", help="skip the throughput measurement")
+    p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="throughput: timed calls per task (default %(default)s)")
+    p.add_argument("--throughput-size", type=int, default=DEFAULT_SIZE, help="throughput: image side (default %(default)s)")
+    p.add_argument("--throughput-timeout", type=float, default=600.0, help="throughput: seconds before it is stopped")
+    return p
+
+
+def write_pages(matrix: model.Matrix, out: Path) -> list[Path]:
+    """Write matrix.json, matrix.md and matrix.html into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "matrix.json", out / "matrix.md", out / "matrix.html"]
+    paths[0].write_text(json.dumps(model.to_json(matrix), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    paths[1].write_text(render_md.render(matrix), encoding="utf-8")
+    paths[2].write_text(render_html.render(matrix), encoding="utf-8")
+    return paths
+
+
+def _selection(args: argparse.Namespace) -> str:
+    parts = [f"suites: {' '.join(args.suites) or 'all'}"]
+    if args.keyword:
+        parts.append(f"-k {args.keyword}")
+    if args.pytest_arg:
+        parts.append("pytest args: " + " ".join(args.pytest_arg))
+    return "; ".join(parts)
+
+
+def _compare_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(prog="zarr-jpeg-conformance-report compare",
+                                description="Print, as Markdown, what changed between two matrix.json files.")
+    p.add_argument("old", type=Path)
+    p.add_argument("new", type=Path)
+    args = p.parse_args(argv)
+    try:
+        old, new = compare_mod.load_matrix(args.old), compare_mod.load_matrix(args.new)
+    except (OSError, ValueError) as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(compare_mod.compare(old, new))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m zarr_jpeg_conformance.report`` and ``zarr-jpeg-conformance-report``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["compare"]:
+        return _compare_main(argv[1:])
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.from_dir is None and args.out is None:
+        parser.error("give --out DIR to run, or --from DIR to re-render saved results")
+    if args.from_dir is not None:
+        if not model.results_files(args.from_dir):
+            parser.error(f"--from {args.from_dir}: no results/*.jsonl there")
+        out = args.out or args.from_dir
+    else:
+        out = args.out
+        options = run.RunOptions(timeout=args.timeout, keyword=args.keyword, suites=args.suites, pytest_args=args.pytest_arg)
+        specs = args.impl or run.default_specs()
+        out.mkdir(parents=True, exist_ok=True)
+        for stale in (out / "results").glob("*") if (out / "results").is_dir() else []:
+            if stale.suffix in (".jsonl", ".json", ".log"):
+                stale.unlink()  # results of an earlier run in this folder would mix into this one
+        (out / "environment.json").write_text(json.dumps(run.environment(_selection(args)), indent=1) + "\n", encoding="utf-8")
+        metas = run.run_all(specs, out, options, _log)
+        ready = [m["spec"] for m in metas if m.get("available")]
+        if not ready:
+            _log("no implementation could be loaded: the pages show why")
+        throughput_file = out / "throughput.json"
+        if throughput_file.exists():
+            throughput_file.unlink()
+        if ready and not args.no_throughput:
+            run.run_throughput(ready, out, repeats=max(1, args.repeats), size=args.throughput_size,
+                               timeout=args.throughput_timeout, log=_log)
+    matrix = model.load(args.from_dir or out)
+    for path in write_pages(matrix, out):
+        _log(f"wrote {path}")
+    for impl in matrix.implementations:
+        _log(f"  {impl.name}: {verdict(matrix, impl)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,525 @@
+"""The compatibility matrix as typed data, built from saved results only (never by running tests).
+
+Inputs are the files a report run leaves in its output folder: ``results/*.jsonl`` (one
+line per case and implementation, written by the plugin's ``--results``),
+``results/*.meta.json`` (how each implementation was run, its versions), and
+``environment.json`` / ``throughput.json``. Any of the optional files may be missing: a
+folder holding only JSONL files written by a plain ``pytest --results`` run renders too.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from ..corpus import requirements
+
+#: Bumped when a consumer of matrix.json (``report compare``, other tools) must change.
+FORMAT_VERSION = 1
+#: Outcomes from worst to best: a cell shows its worst outcome.
+SEVERITY: tuple[str, ...] = ("crash", "timeout", "error", "fail", "warn", "unsupported", "pass")
+#: Outcomes that stop a test early: requirements it had not reached yet are not credited.
+_STOPPING = frozenset({"crash", "timeout", "error", "fail", "unsupported"})
+_REQ_ID = re.compile(r"JPEG-[A-Z]+-\d+")
+#: A Judge message is several "outcome: text" entries joined by newlines.
+_SEGMENT = re.compile(r"^(pass|fail|warn|unsupported|error|crash|timeout): ", re.MULTILINE)
+_FIDELITY = re.compile(r"^roundtrip\.fidelity\[(?P<mode>.+)-(?P<kind>[a-z]+)-q(?P<q>\d+)\]$")
+_SWEEP = re.compile(r"^roundtrip\.quality_sweep\[(?P<mode>.+)\]$")
+#: The image of roundtrip.fidelity and roundtrip.quality_sweep (suites/test_roundtrip.py).
+RD_KIND, RD_HEIGHT, RD_WIDTH = "natural", 64, 96
+
+
+#: The Judge's implementation name for tests that take no ``impl`` (e.g. the store suite).
+NO_IMPL = "-"
+#: Their column: such tests run once per implementation's pytest run and are shown once.
+SHARED = "(no --impl)"
+
+
+def worst(outcomes: Iterable[str]) -> str | None:
+    """The worst of some outcomes (unknown outcome names count as errors)."""
+    ranks = [SEVERITY.index(o) if o in SEVERITY else SEVERITY.index("error") for o in outcomes]
+    return SEVERITY[min(ranks)] if ranks else None
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One results line: one implementation on one case."""
+
+    implementation: str
+    case: str
+    outcome: str
+    level: str
+    requirements: tuple[str, ...]
+    message: str
+    metrics: Mapping[str, Any]
+    known: bool = False
+
+    def attributions(self) -> dict[str, str]:
+        """Requirement -> the outcome this case gives it.
+
+        A failing check names its requirement in the message (verdict.cite), so a failure
+        is charged to that requirement only, not to every requirement the case rests on.
+        """
+        if self.outcome == "pass":
+            return {r: "pass" for r in self.requirements}
+        charged: dict[str, str] = {}
+        marks = list(_SEGMENT.finditer(self.message))
+        for i, m in enumerate(marks):
+            text = self.message[m.end() : marks[i + 1].start() if i + 1 < len(marks) else len(self.message)]
+            named = [r for r in dict.fromkeys(_REQ_ID.findall(text)) if r in self.requirements]
+            for r in named or self.requirements:
+                charged[r] = worst([m.group(1), charged.get(r, "pass")]) or "pass"
+        if not charged:  # no message to go by (e.g. a hand-written results file)
+            return {r: self.outcome for r in self.requirements}
+        if self.outcome not in _STOPPING:
+            # The test ran to its end, so the checks of the other requirements held.
+            for r in self.requirements:
+                charged.setdefault(r, "pass")
+        return charged
+
+    def summary(self, limit: int = 300) -> str:
+        """The message for a table: no outcome prefixes, no quoted spec text (the row shows it), shortened."""
+        text = _SEGMENT.sub("", self.message)
+        for rid in dict.fromkeys(_REQ_ID.findall(text)):
+            req = requirements().get(rid)
+            if req is not None:
+                text = text.replace(f'[{rid} {req.level}] "{req.text}"', f"[{rid}]")
+        text = "\n".join(line.strip() for line in text.strip().splitlines())
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class Cell:
+    """What one implementation's cases say about one requirement."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    cases: list[CaseResult] = field(default_factory=list)  # the ones that did not pass
+
+    @property
+    def outcome(self) -> str | None:
+        return worst(o for o, n in self.counts.items() if n)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass
+class Implementation:
+    """An implementation under test and how its run went."""
+
+    name: str
+    spec: str = ""
+    roles: tuple[str, ...] = ()
+    versions: Mapping[str, str] = field(default_factory=dict)
+    available: bool = True
+    reason: str = ""
+    #: returncode, seconds, timed_out, log_tail, command (from results/<name>.meta.json).
+    run: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def run_problem(self) -> str:
+        """Why this implementation's results may be incomplete; empty if the run was normal."""
+        if not self.available:
+            return f"not available: {self.reason}"
+        if self.run.get("timed_out"):
+            return f"the suite run timed out after {self.run.get('seconds', 0):.0f} s: results are incomplete"
+        code = self.run.get("returncode")
+        if code is None or code in (0, 1):  # pytest: 0 all passed, 1 some tests failed
+            return ""
+        if code < 0:
+            return f"the suite run was killed by signal {-code}: results are incomplete"
+        return f"pytest exited with code {code} (interrupted, internal or usage error): see the log"
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A section of the spec with its requirements, in registry order."""
+
+    section: str
+    requirements: tuple[str, ...]
+
+
+@dataclass
+class CrossMatrix:
+    """Encoder x decoder outcomes from cases whose metrics name both (suites/test_cross.py)."""
+
+    encoders: list[str]
+    decoders: list[str]
+    cells: dict[tuple[str, str], Cell]
+
+
+@dataclass(frozen=True)
+class RdPoint:
+    quality: int
+    bpp: float
+    psnr: float
+
+
+@dataclass(frozen=True)
+class SpecNote:
+    """Prose about a place where the spec is ambiguous or cannot be met, with its evidence."""
+
+    id: str
+    title: str
+    text: str
+    #: implementation -> outcome -> cases (citing the note's requirement or matching its patterns).
+    evidence: dict[str, dict[str, list[CaseResult]]]
+
+
+@dataclass
+class Matrix:
+    """Everything the pages show; see :func:`build`."""
+
+    implementations: list[Implementation]
+    requirements: Mapping[str, Any]
+    topics: list[Topic]
+    cases: dict[str, dict[str, CaseResult]]
+    cells: dict[str, dict[str, Cell]]
+    cross: CrossMatrix | None
+    rate_distortion: dict[str, dict[str, list[RdPoint]]]
+    throughput: Mapping[str, Any] | None
+    notes: list[SpecNote]
+    environment: Mapping[str, Any]
+    generated: str = ""
+
+    def totals(self, implementation: str) -> Counter[str]:
+        return Counter(c.outcome for c in self.cases.get(implementation, {}).values())
+
+    def must_failures(self, implementation: str) -> list[CaseResult]:
+        """Cases of MUST level that did not hold (fail, error, crash, timeout)."""
+        bad = {"fail", "error", "crash", "timeout"}
+        return [c for c in self.cases.get(implementation, {}).values() if c.outcome in bad]
+
+
+# ---------------------------------------------------------------- loading
+
+
+def read_results(paths: Iterable[Path]) -> list[CaseResult]:
+    """Parse results JSONL files; lines that are not case records (headers, blanks) are skipped."""
+    out: list[CaseResult] = []
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the last line of a run killed at its timeout may be cut short
+            if not isinstance(rec, dict) or "case" not in rec or "implementation" not in rec:
+                continue
+            out.append(
+                CaseResult(
+                    implementation=str(rec["implementation"]),
+                    case=str(rec["case"]),
+                    outcome=str(rec.get("outcome", "error")),
+                    level=str(rec.get("level", "MUST")),
+                    requirements=tuple(rec.get("requirements") or ()),
+                    message=str(rec.get("message") or ""),
+                    metrics=rec.get("metrics") or {},
+                    known=bool(rec.get("known", False)),
+                )
+            )
+    return out
+
+
+def results_files(folder: Path) -> list[Path]:
+    """The JSONL files of a report folder (``results/``), or of a bare folder of them."""
+    sub = folder / "results"
+    return sorted((sub if sub.is_dir() else folder).glob("*.jsonl"))
+
+
+def read_meta(folder: Path) -> list[Implementation]:
+    sub = folder / "results"
+    impls = []
+    for path in sorted((sub if sub.is_dir() else folder).glob("*.meta.json")):
+        m = json.loads(path.read_text(encoding="utf-8"))
+        impls.append(
+            Implementation(
+                name=m["name"],
+                spec=m.get("spec", m["name"]),
+                roles=tuple(m.get("roles") or ()),
+                versions=m.get("versions") or {},
+                available=m.get("available", True),
+                reason=m.get("reason", ""),
+                run=m.get("run") or {},
+            )
+        )
+    impls.sort(key=lambda i: (i.run.get("order", 1_000_000), i.name))
+    return impls
+
+
+def _read_optional(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def load(folder: Path) -> Matrix:
+    """Build the matrix from a report folder's saved files."""
+    results = read_results(results_files(folder))
+    return build(
+        results,
+        implementations=read_meta(folder),
+        throughput=_read_optional(folder / "throughput.json"),
+        environment=_read_optional(folder / "environment.json") or {},
+    )
+
+
+# ---------------------------------------------------------------- building
+
+
+def _case_key(r: CaseResult, taken: Container[str]) -> str:
+    """The case ID, unless two lines of one implementation share it (cross pairs do)."""
+    if r.case not in taken:
+        return r.case
+    enc, dec = r.metrics.get("encoder"), r.metrics.get("decoder")
+    if enc is not None or dec is not None:
+        key = f"{r.case} [{enc}->{dec}]"
+        if key not in taken:
+            return key
+    n = 2
+    while f"{r.case} #{n}" in taken:
+        n += 1
+    return f"{r.case} #{n}"
+
+
+def _topics(reqs: Mapping[str, Any], cited: set[str]) -> list[Topic]:
+    order: dict[str, list[str]] = {}
+    for rid, req in reqs.items():
+        order.setdefault(req["section"], []).append(rid)
+    unknown = sorted(cited - set(reqs))
+    topics = [Topic(section, tuple(ids)) for section, ids in order.items()]
+    if unknown:
+        topics.append(Topic("Not in the requirement registry", tuple(unknown)))
+    return topics
+
+
+def _cross(results: Sequence[CaseResult]) -> CrossMatrix | None:
+    cells: dict[tuple[str, str], Cell] = {}
+    for r in results:
+        enc, dec = r.metrics.get("encoder"), r.metrics.get("decoder")
+        if enc is None or dec is None:
+            continue
+        cell = cells.setdefault((str(enc), str(dec)), Cell())
+        cell.counts[r.outcome] += 1
+        if r.outcome != "pass":
+            cell.cases.append(r)
+    if not cells:
+        return None
+    return CrossMatrix(sorted({e for e, _ in cells}), sorted({d for _, d in cells}), cells)
+
+
+def _sweep_points(text: str) -> list[RdPoint]:
+    points = []
+    for item in text.split(";"):
+        try:
+            q, p, n = item.split(":")
+            psnr, size = float(p), int(n)
+        except ValueError:
+            continue
+        if math.isfinite(psnr):
+            points.append(RdPoint(int(q), round(8 * size / (RD_HEIGHT * RD_WIDTH), 4), psnr))
+    return points
+
+
+def _rate_distortion(results: Sequence[CaseResult]) -> dict[str, dict[str, list[RdPoint]]]:
+    """mode -> implementation -> points by quality, from the sweep and the natural-image fidelity cases."""
+    found: dict[str, dict[str, dict[int, RdPoint]]] = {}
+    for r in results:
+        if (m := _SWEEP.match(r.case)) and isinstance(r.metrics.get("sweep"), str):
+            per_q = found.setdefault(m["mode"], {}).setdefault(r.implementation, {})
+            for p in _sweep_points(r.metrics["sweep"]):
+                per_q[p.quality] = p
+        elif (m := _FIDELITY.match(r.case)) and m["kind"] == RD_KIND:
+            psnr, bpp = r.metrics.get("psnr"), r.metrics.get("bpp")
+            if isinstance(psnr, int | float) and isinstance(bpp, int | float) and math.isfinite(psnr):
+                per_q = found.setdefault(m["mode"], {}).setdefault(r.implementation, {})
+                per_q.setdefault(int(m["q"]), RdPoint(int(m["q"]), float(bpp), float(psnr)))
+    return {
+        mode: {impl: sorted(pts.values(), key=lambda p: p.quality) for impl, pts in by_impl.items()}
+        for mode, by_impl in found.items()
+    }
+
+
+def load_note_texts() -> dict[str, dict[str, Any]]:
+    """report/spec_notes.json: requirement ID -> {title, text, cases (fnmatch patterns), by_citation}."""
+    data = json.loads(files(__package__).joinpath("spec_notes.json").read_text(encoding="utf-8"))
+    return {k: v for k, v in data.items() if not k.startswith("$")}
+
+
+def _notes(results: Sequence[CaseResult], impl_order: Sequence[str]) -> list[SpecNote]:
+    notes = []
+    for rid, note in load_note_texts().items():
+        patterns = note.get("cases", [])
+        by_citation = note.get("by_citation", True)
+        evidence: dict[str, dict[str, list[CaseResult]]] = {name: {} for name in impl_order}
+        for r in results:
+            if (by_citation and rid in r.requirements) or any(fnmatch.fnmatchcase(r.case, p) for p in patterns):
+                evidence.setdefault(r.implementation, {}).setdefault(r.outcome, []).append(r)
+        evidence = {k: v for k, v in evidence.items() if v}
+        notes.append(SpecNote(rid, note["title"], note["text"], evidence))
+    return notes
+
+
+def _shared_once(results: Sequence[CaseResult]) -> list[CaseResult]:
+    """Records of tests without an implementation, one per case (the worst), under SHARED."""
+    out: list[CaseResult] = []
+    shared: dict[str, CaseResult] = {}
+    for r in results:
+        if r.implementation != NO_IMPL:
+            out.append(r)
+            continue
+        r = replace(r, implementation=SHARED)
+        seen = shared.get(r.case)
+        if seen is None or worst([seen.outcome, r.outcome]) != seen.outcome:
+            shared[r.case] = r
+    return out + list(shared.values())
+
+
+def build(
+    results: Sequence[CaseResult],
+    *,
+    implementations: Sequence[Implementation] = (),
+    throughput: Mapping[str, Any] | None = None,
+    environment: Mapping[str, Any] | None = None,
+    generated: str = "",
+) -> Matrix:
+    """Group results by implementation and requirement; attach cross, rate-distortion, notes."""
+    results = _shared_once(results)
+    impls = list(implementations)
+    known_names = {i.name for i in impls}
+    for r in results:
+        if r.implementation not in known_names:
+            known_names.add(r.implementation)
+            impls.append(Implementation(name=r.implementation, spec=r.implementation if r.implementation != SHARED else ""))
+    reqs = {
+        rid: {"level": q.level, "section": q.section, "text": q.text, "kind": q.kind, "when": list(q.when), "note": q.note}
+        for rid, q in requirements().items()
+    }
+    cases: dict[str, dict[str, CaseResult]] = {i.name: {} for i in impls}
+    cells: dict[str, dict[str, Cell]] = {i.name: {} for i in impls}
+    for r in results:
+        mine = cases[r.implementation]
+        mine[_case_key(r, mine)] = r
+        for rid, outcome in r.attributions().items():
+            cell = cells[r.implementation].setdefault(rid, Cell())
+            cell.counts[outcome] += 1
+            if outcome != "pass":
+                cell.cases.append(r)
+    cited = {rid for by_req in cells.values() for rid in by_req}
+    return Matrix(
+        implementations=impls,
+        requirements=reqs,
+        topics=_topics(reqs, cited),
+        cases=cases,
+        cells=cells,
+        cross=_cross(results),
+        rate_distortion=_rate_distortion(results),
+        throughput=throughput,
+        notes=_notes(results, [i.name for i in impls]),
+        environment=environment or {},
+        generated=generated or str((environment or {}).get("generated", "")),
+    )
+
+
+# ---------------------------------------------------------------- matrix.json
+
+
+def _cell_json(cell: Cell) -> dict[str, Any]:
+    return {
+        "outcome": cell.outcome,
+        "counts": dict(sorted(cell.counts.items())),
+        "cases": [{"case": c.case, "outcome": c.outcome, "message": c.summary(2000)} for c in cell.cases],
+    }
+
+
+def to_json(m: Matrix) -> dict[str, Any]:
+    """The machine-readable matrix (matrix.json); ``format_version`` says how to read it."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "generated": m.generated,
+        "environment": m.environment,
+        "implementations": [
+            {
+                "name": i.name,
+                "spec": i.spec,
+                "roles": list(i.roles),
+                "versions": dict(i.versions),
+                "available": i.available,
+                "reason": i.reason,
+                "run": dict(i.run),
+                "run_problem": i.run_problem,
+                "totals": dict(sorted(m.totals(i.name).items())),
+            }
+            for i in m.implementations
+        ],
+        "requirements": m.requirements,
+        "topics": [{"section": t.section, "requirements": list(t.requirements)} for t in m.topics],
+        "cells": {impl: {rid: _cell_json(c) for rid, c in by_req.items()} for impl, by_req in m.cells.items()},
+        "cases": {
+            impl: {
+                key: {
+                    "outcome": c.outcome,
+                    "level": c.level,
+                    "requirements": list(c.requirements),
+                    "message": c.message,
+                    "metrics": dict(c.metrics),
+                    **({"known": True} if c.known else {}),
+                }
+                for key, c in by_case.items()
+            }
+            for impl, by_case in m.cases.items()
+        },
+        "cross": None
+        if m.cross is None
+        else {
+            "encoders": m.cross.encoders,
+            "decoders": m.cross.decoders,
+            "cells": [{"encoder": e, "decoder": d, **_cell_json(c)} for (e, d), c in sorted(m.cross.cells.items())],
+        },
+        "rate_distortion": {
+            "image": {"kind": RD_KIND, "height": RD_HEIGHT, "width": RD_WIDTH},
+            "curves": {
+                mode: {impl: [[p.quality, p.bpp, p.psnr] for p in pts] for impl, pts in by_impl.items()}
+                for mode, by_impl in m.rate_distortion.items()
+            },
+        },
+        "throughput": m.throughput,
+        "spec_notes": [
+            {
+                "id": n.id,
+                "title": n.title,
+                "text": n.text,
+                "evidence": {impl: {o: [c.case for c in cs] for o, cs in by_o.items()} for impl, by_o in n.evidence.items()},
+            }
+            for n in m.notes
+        ],
+    }
+
+
+__all__ = [
+    "FORMAT_VERSION",
+    "NO_IMPL",
+    "SEVERITY",
+    "SHARED",
+    "CaseResult",
+    "Cell",
+    "CrossMatrix",
+    "Implementation",
+    "Matrix",
+    "RdPoint",
+    "SpecNote",
+    "Topic",
+    "build",
+    "load",
+    "read_results",
+    "to_json",
+    "worst",
+]

@@ -1,0 +1,172 @@
+"""matrix.md: the compatibility matrix as plain Markdown (tables and lists, readable as text)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .. import __version__
+from .model import CaseResult, Matrix, RD_HEIGHT, RD_KIND, RD_WIDTH
+from .wording import COLUMNS, MEANING, SYMBOL, cell_text, mode_order, untested_text, verdict, versions_text
+
+#: Non-passing cases listed per topic and implementation; the rest are in matrix.json.
+MAX_LISTED = 25
+#: Qualities shown in the rate-distortion tables (the HTML page plots all of them).
+RD_QUALITIES = (25, 50, 75, 90, 100)
+
+
+def _md(text: object) -> str:
+    """Text safe inside a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines.extend("| " + " | ".join(_md(c) for c in row) + " |" for row in rows)
+    return lines + [""]
+
+
+def _case_line(c: CaseResult, requirement: str) -> str:
+    known = " (known failure)" if c.known else ""
+    # A traceback does not fit a list line; matrix.html and matrix.json keep it.
+    msg = " ".join(c.summary(2000).split("Traceback (most recent call last)")[0].split())
+    msg = msg if len(msg) <= 300 else msg[:299] + "…"
+    if requirement not in msg:
+        msg = f"[{requirement}] {msg}".strip()
+    return f"- {c.implementation}: `{c.case}` **{c.outcome}**{known}: {msg}"
+
+
+def _summary(m: Matrix) -> list[str]:
+    out = ["## Summary", ""]
+    rows = []
+    for impl in m.implementations:
+        t = m.totals(impl.name)
+        rows.append([impl.name, ", ".join(impl.roles) or "—", versions_text(impl), str(sum(t.values())),
+                     *[str(t[o]) if t[o] else "" for o in COLUMNS], verdict(m, impl)])
+    out += _table(["implementation", "roles", "versions", "cases", *COLUMNS, "verdict"], rows)
+    out += [f"- **{i.name}**: {i.run_problem}" for i in m.implementations if i.run_problem]
+    out += ["", "Outcomes: " + "; ".join(f"{SYMBOL[o]} {o}: {MEANING[o]}" for o in COLUMNS) + ".", ""]
+    return out
+
+
+def _requirements(m: Matrix) -> list[str]:
+    impls = [i.name for i in m.implementations]
+    out = ["## Requirements", "",
+           "Each cell counts the cases of one implementation that rest on the requirement; a failing check is "
+           "charged to the requirement it names. — means no case of this run touched it.", ""]
+    for topic in m.topics:
+        out += [f"### {topic.section}", ""]
+        rows, listed = [], []
+        for rid in topic.requirements:
+            req = m.requirements.get(rid, {"level": "?", "text": "(not in the registry)", "when": []})
+            text = req["text"] if len(req["text"]) <= 120 else req["text"][:119] + "…"
+            cells = []
+            for n in impls:
+                cell = m.cells.get(n, {}).get(rid)
+                cells.append(cell_text(cell) if cell and cell.total else f"— {untested_text(req.get('when', []))}")
+                if cell:
+                    listed.extend((n, rid, c) for c in cell.cases)
+            rows.append([f"{rid}: {text}", req["level"], *cells])
+        out += _table(["requirement", "level", *impls], rows)
+        if listed:
+            out += ["Cases not passing:", ""]
+            per_impl: dict[str, list[str]] = {}
+            for n, rid, c in listed:
+                per_impl.setdefault(n, []).append(_case_line(c, rid))
+            for n, lines in per_impl.items():
+                out += lines[:MAX_LISTED]
+                if len(lines) > MAX_LISTED:
+                    out.append(f"- {n}: … and {len(lines) - MAX_LISTED} more (see matrix.json)")
+            out.append("")
+    return out
+
+
+def _cross(m: Matrix) -> list[str]:
+    out = ["## Encoder × decoder", ""]
+    if m.cross is None:
+        return out + ["No cross results: no case in these results names both an encoder and a decoder.", ""]
+    rows = [[enc, *(cell_text(m.cross.cells.get((enc, dec))) for dec in m.cross.decoders)] for enc in m.cross.encoders]
+    return out + ["Rows encode, columns decode.", ""] + _table(["encoder \\ decoder", *m.cross.decoders], rows)
+
+
+def _rate_distortion(m: Matrix) -> list[str]:
+    out = ["## Rate–distortion", ""]
+    if not m.rate_distortion:
+        return out + ["No rate–distortion data: the round-trip suite did not run.", ""]
+    out += [f"Bits per pixel / PSNR of the {RD_KIND} test image ({RD_HEIGHT}×{RD_WIDTH}); matrix.html plots every quality.", ""]
+    for mode in mode_order(list(m.rate_distortion)):
+        out += [f"### {mode}", ""]
+        rows = []
+        for impl, pts in m.rate_distortion[mode].items():
+            by_q = {p.quality: p for p in pts}
+            rows.append([impl, *(f"{by_q[q].bpp:.2f} bpp / {by_q[q].psnr:.1f} dB" if q in by_q else "—" for q in RD_QUALITIES)])
+        out += _table(["implementation", *(f"q{q}" for q in RD_QUALITIES)], rows)
+    return out
+
+
+def _throughput(m: Matrix) -> list[str]:
+    out = ["## Throughput", ""]
+    tp = m.throughput
+    if not tp or not tp.get("results"):
+        return out + [f"No throughput data: {(tp or {}).get('error', 'not measured in this run')}.", ""]
+    impls = list(tp.get("implementations", []))
+    by_key = {(r["mode"], r["op"], r["implementation"]): r for r in tp["results"]}
+    image = tp.get("image", {})
+    out += [f"{image.get('kind')} image {image.get('height')}×{image.get('width')}, quality {tp.get('quality')}; "
+            f"{tp.get('method', '')}. In brackets: relative to the fastest of the row.", ""]
+    rows = []
+    for mode in tp.get("modes", []):
+        for op in ("encode", "decode"):
+            cells = []
+            for n in impls:
+                r = by_key.get((mode, op, n))
+                if r is None:
+                    cells.append("—")
+                elif "mb_per_s" in r:
+                    cells.append(f"{r['mb_per_s']:.0f} MB/s ({r['relative']:.2f}×)")
+                else:
+                    cells.append(r["status"])
+            rows.append([mode, op, *cells])
+    return out + _table(["mode", "operation", *impls], rows)
+
+
+def _notes(m: Matrix) -> list[str]:
+    out = ["## Spec notes", ""]
+    for note in m.notes:
+        out += [f"### {note.id}: {note.title}", ""]
+        for para in note.text.split("\n\n"):
+            out += [para, ""]
+        if not note.evidence:
+            out += [f"_No results probe {note.id} in this run._", ""]
+            continue
+        out += ["Evidence:", ""]
+        for impl, by_outcome in note.evidence.items():
+            parts = []
+            for o in COLUMNS:
+                cases = by_outcome.get(o, [])
+                if cases:
+                    ids = ", ".join(f"`{c.case}`" for c in cases[:8]) + (f", … ({len(cases) - 8} more)" if len(cases) > 8 else "")
+                    parts.append(f"{len(cases)} {o} ({ids})")
+            out.append(f"- **{impl}**: " + "; ".join(parts))
+        out.append("")
+    return out
+
+
+def _environment(m: Matrix) -> list[str]:
+    out = ["## Environment", ""]
+    out += _table(["key", "value"], [[k, str(v)] for k, v in m.environment.items()]) if m.environment else ["Not recorded.", ""]
+    out += _table(["implementation", "--impl", "roles", "versions"],
+                  [[i.name, f"`{i.spec}`", ", ".join(i.roles) or "—", versions_text(i)] for i in m.implementations])
+    return out
+
+
+def render(m: Matrix) -> str:
+    """The whole Markdown document."""
+    names = ", ".join(i.name for i in m.implementations) or "none"
+    head = ["# Zarr v3 jpeg codec: compatibility matrix", "",
+            f"Implementations: {names}. Generated {m.generated or '—'} by zarr-jpeg-conformance "
+            f"{m.environment.get('zarr_jpeg_conformance', __version__)}.", ""]
+    parts = head + _summary(m) + _requirements(m) + _cross(m) + _rate_distortion(m) + _throughput(m) + _notes(m) + _environment(m)
+    return "\n".join(parts).rstrip() + "\n"
+
+
+__all__ = ["render"]

@@ -1,0 +1,245 @@
+"""Run the suites for each implementation in its own pytest subprocess, and the throughput child.
+
+One subprocess per implementation keeps a crashing or hanging backend from taking the
+others down (a timeout kills that run only; its results so far are kept), and keeps
+native libraries of one backend out of the others' process.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..adapters import BUILTINS
+
+Log = Callable[[str], None]
+#: pytest exit codes: 0 all passed, 1 some tests failed; anything else means the run went wrong.
+_NORMAL_EXIT = (0, 1)
+LOG_TAIL = 3000
+PROGRESS_EVERY = 10.0
+
+
+@dataclass
+class RunOptions:
+    """How to run the suites; the defaults run everything."""
+
+    #: Seconds per implementation before its pytest run is killed.
+    timeout: float = 1800.0
+    #: pytest -k expression.
+    keyword: str | None = None
+    #: Suite modules to run ("parse" or "test_parse"); empty means the whole suites package.
+    suites: Sequence[str] = ()
+    #: Further pytest arguments, passed as given (e.g. --isolate, --known-failures=FILE).
+    pytest_args: Sequence[str] = field(default_factory=list)
+
+
+def file_stem(name: str) -> str:
+    """A file name for an implementation name (exec: specs can hold any character)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "impl"
+
+
+def probe(spec: str, timeout: float = 120.0) -> dict[str, Any]:
+    """Load the adapter in a child process (report.probe) and return what it printed."""
+    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.report.probe", spec]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"spec": spec, "available": False, "reason": f"loading the adapter took more than {timeout:.0f} s"}
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr or done.stdout).strip()[-600:]
+        return {"spec": spec, "available": False, "reason": f"probe exited with {done.returncode}: {tail}"}
+    return json.loads(lines[-1])
+
+
+def default_specs() -> list[str]:
+    """Every built-in adapter name (those that do not load are shown as not available)."""
+    return list(BUILTINS)
+
+
+def _targets(suites: Sequence[str]) -> list[str]:
+    if not suites:
+        return ["zarr_jpeg_conformance.suites"]
+    return [f"zarr_jpeg_conformance.suites.{s if s.startswith('test_') else 'test_' + s}" for s in suites]
+
+
+def pytest_command(spec: str, results: Path, options: RunOptions) -> list[str]:
+    """The pytest command line for one implementation (without the isolating -c/--rootdir)."""
+    cmd = [sys.executable, "-m", "pytest", "--pyargs", *_targets(options.suites), f"--impl={spec}",
+           f"--results={results}", "-q", "-p", "no:cacheprovider", "--import-mode=importlib"]
+    if options.keyword:
+        cmd += ["-k", options.keyword]
+    return cmd + list(options.pytest_args)
+
+
+def _shown(cmd: Sequence[str], results: Path) -> str:
+    """The command as written into the output folder: no paths of this machine."""
+    parts = ["python" if c == sys.executable else c for c in cmd]
+    parts = [p.replace(str(results), f"results/{results.name}") for p in parts]
+    return " ".join(parts)
+
+
+def _count(path: Path) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                counts[json.loads(line).get("outcome", "?")] += 1
+            except (json.JSONDecodeError, AttributeError):
+                continue
+    return counts
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the pytest child and anything it started (it leads its own process group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+def run_suites(spec: str, stem: str, results_dir: Path, options: RunOptions, log: Log) -> dict[str, Any]:
+    """Run the suites on one implementation; returns the run record for its meta file."""
+    results = results_dir / f"{stem}.jsonl"
+    log_path = results_dir / f"{stem}.log"
+    cmd = pytest_command(spec, results.resolve(), options)
+    start = time.monotonic()
+    timed_out = False
+    # An empty ini in a private folder: pytest must not pick up the configuration of
+    # whatever project the report happens to be run from.
+    with tempfile.TemporaryDirectory(prefix="zjc-report-") as tmp:
+        ini = Path(tmp) / "pytest.ini"
+        ini.write_text("[pytest]\n", encoding="utf-8")
+        full = cmd[:3] + ["-c", str(ini), "--rootdir", tmp] + cmd[3:]
+        with open(log_path, "wb") as out:
+            proc = subprocess.Popen(full, cwd=tmp, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            last = start
+            try:
+                while True:
+                    try:
+                        proc.wait(timeout=0.5)
+                        break
+                    except subprocess.TimeoutExpired:
+                        pass
+                    now = time.monotonic()
+                    if now - start > options.timeout:
+                        timed_out = True
+                        _kill(proc)
+                        break
+                    if now - last >= PROGRESS_EVERY:
+                        last = now
+                        log(f"    {stem}: {sum(_count(results).values())} results so far, {now - start:.0f} s")
+            except BaseException:
+                # Its own session does not see the terminal's Ctrl-C: stop it here.
+                _kill(proc)
+                raise
+    seconds = time.monotonic() - start
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    return {
+        "command": _shown(cmd, results.resolve()),
+        "returncode": proc.returncode,
+        "timed_out": timed_out,
+        "seconds": round(seconds, 2),
+        "log": log_path.name,
+        "log_tail": "" if proc.returncode in _NORMAL_EXIT and not timed_out else text[-LOG_TAIL:],
+        "results": dict(_count(results)),
+    }
+
+
+def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> list[dict[str, Any]]:
+    """Probe and run every implementation in turn; writes results/<name>.{jsonl,log,meta.json}."""
+    results_dir = out / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    metas: list[dict[str, Any]] = []
+    used: dict[str, str] = {}
+    for order, spec in enumerate(specs):
+        log(f"[{order + 1}/{len(specs)}] {spec}: loading")
+        meta = probe(spec)
+        name = meta.get("name", spec)
+        if meta.get("available") and name in used:
+            meta = {"spec": spec, "available": False, "reason": f"its name {name!r} is already taken by --impl {used[name]}"}
+        meta.setdefault("name", spec)
+        stem = file_stem(meta["name"] if meta.get("available") else spec)
+        if meta.get("available"):
+            used[name] = spec
+            versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
+            log(f"    {name} ({versions}): running the suites (timeout {options.timeout:.0f} s)")
+            meta["run"] = run_suites(spec, stem, results_dir, options, log)
+            run = meta["run"]
+            counts = ", ".join(f"{n} {o}" for o, n in sorted(run["results"].items()))
+            status = "timed out" if run["timed_out"] else f"exit {run['returncode']}"
+            log(f"    {name}: {sum(run['results'].values())} results in {run['seconds']:.1f} s ({counts}; {status})")
+        else:
+            log(f"    not available: {meta.get('reason')}")
+            meta["run"] = {}
+        meta["run"]["order"] = order
+        (results_dir / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        metas.append(meta)
+    return metas
+
+
+def run_throughput(specs: Sequence[str], out: Path, *, repeats: int, size: int, timeout: float, log: Log) -> dict[str, Any]:
+    """Measure throughput in one child process (report.throughput); writes out/throughput.json."""
+    path = out / "throughput.json"
+    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.report.throughput", "--out", str(path),
+           "--repeats", str(repeats), "--size", str(size)]
+    for spec in specs:
+        cmd += ["--impl", spec]
+    log(f"throughput: {len(specs)} implementation(s), {size}x{size}, {repeats} repeats")
+    start = time.monotonic()
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        doc: dict[str, Any] = {"error": f"the measurement took more than {timeout:.0f} s and was stopped"}
+    else:
+        if done.returncode == 0 and path.is_file():
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        else:
+            doc = {"error": f"the measurement exited with {done.returncode}: {done.stderr.strip()[-600:]}"}
+    if "error" in doc:
+        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        log(f"throughput: {doc['error']}")
+    else:
+        log(f"throughput: done in {time.monotonic() - start:.1f} s")
+    return doc
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def environment(selection: str) -> dict[str, Any]:
+    """Where and when the run happened (written to out/environment.json)."""
+    return {
+        "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "zarr_jpeg_conformance": __version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "numpy": _dist_version("numpy"),
+        "pytest": _dist_version("pytest"),
+        "selection": selection,
+    }
+
+
+__all__ = ["RunOptions", "default_specs", "environment", "file_stem", "probe", "pytest_command", "run_all", "run_suites", "run_throughput"]

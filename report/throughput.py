@@ -1,0 +1,209 @@
+"""Encode and decode throughput of implementations, measured side by side in one process.
+
+Every implementation encodes and decodes the same 1024x1024 natural image (``images``) in
+three modes at quality 90. Timings are interleaved round-robin: repeat r times
+implementation A, B, C on one task, then the next task, with the starting implementation
+rotated each repeat, so a burst of machine noise lands on all of them alike; the median of
+the repeats is kept. All decoders of a mode read the same stream (written by the first
+implementation that can encode it), so they are compared on identical input.
+
+The report runs this module in one child process (``python -m
+zarr_jpeg_conformance.report.throughput``): one process, so the interleaving is real, and
+not the report's own process, so a backend that crashes costs the throughput table only.
+Throughput counts uncompressed samples: MB/s = H * W * components / 10**6 / seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..adapters import Adapter, AdapterLoadError, load_adapter
+from ..images import make_image
+from ..modes import MODE
+
+MODES = ("gray", "ycbcr-420", "rgb")
+QUALITY = 90
+KIND = "natural"
+DEFAULT_SIZE = 1024
+#: Odd, for a true median; at 3-30 ms a call the table for three implementations takes about 3 s.
+DEFAULT_REPEATS = 21
+FORMAT_VERSION = 1
+
+
+@dataclass
+class _Task:
+    impl: str
+    mode: str
+    op: str
+    call: Callable[[], object] | None
+    samples: int
+    stream_bytes: int | None = None
+    stream_from: str | None = None
+    status: str = "ok"
+    message: str = ""
+    times: list[float] = field(default_factory=list)
+
+
+def _try(func: Callable[[], Any]) -> tuple[Any, str | None, str]:
+    """(value, None, "") or (None, "unsupported"|"error", message); rejections are ValueError/TypeError."""
+    try:
+        return func(), None, ""
+    except (ValueError, TypeError) as exc:
+        return None, "unsupported", f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - any other failure is reported in the table, not raised
+        return None, "error", f"{type(exc).__name__}: {exc}"
+
+
+def _prepare(adapters: Sequence[Adapter], size: int) -> list[_Task]:
+    """Parse, encode once and decode once per implementation and mode (also the warm-up)."""
+    tasks: list[_Task] = []
+    for mode_id in MODES:
+        mode = MODE[mode_id]
+        image = make_image(KIND, size, size, channels=mode.channels)
+        chunk = image[:, :, 0] if mode.channels == 1 else image
+        samples = int(chunk.size)
+        parsed: dict[str, object] = {}
+        streams: dict[str, bytes] = {}
+        for a in adapters:
+            value, status, msg = _try(lambda a=a: a.parse(mode.codec(QUALITY)))
+            if status:
+                for op in ("encode", "decode"):
+                    tasks.append(_Task(a.name, mode_id, op, None, samples, status=status, message=f"parse: {msg}"))
+                continue
+            parsed[a.name] = value
+            if "encode" not in a.roles:
+                tasks.append(_Task(a.name, mode_id, "encode", None, samples, status="unsupported", message="no encode role"))
+                continue
+            data, status, msg = _try(lambda a=a, p=value: bytes(a.encode(p, chunk)))
+            if status:
+                tasks.append(_Task(a.name, mode_id, "encode", None, samples, status=status, message=msg))
+                continue
+            streams[a.name] = data
+            tasks.append(
+                _Task(a.name, mode_id, "encode", lambda a=a, p=value, c=chunk: a.encode(p, c), samples, len(data), a.name)
+            )
+        shared = next(iter(streams.items()), None)
+        for a in adapters:
+            if a.name not in parsed:
+                continue
+            if "decode" not in a.roles:
+                tasks.append(_Task(a.name, mode_id, "decode", None, samples, status="unsupported", message="no decode role"))
+                continue
+            candidates = ([shared] if shared else []) + ([(a.name, streams[a.name])] if a.name in streams else [])
+            status, msg = "unsupported", "no stream to decode: no implementation encoded this mode"
+            for source, data in candidates:
+                p = parsed[a.name]
+                out, status, msg = _try(lambda a=a, p=p, d=data: np.asarray(a.decode(p, d, chunk.shape)))
+                if not status and out.shape == chunk.shape:
+                    tasks.append(
+                        _Task(a.name, mode_id, "decode", lambda a=a, p=p, d=data, s=chunk.shape: a.decode(p, d, s),
+                              samples, len(data), source)
+                    )
+                    break
+                if not status:
+                    status, msg = "error", f"decoded shape {out.shape} != {chunk.shape}"
+            else:
+                tasks.append(_Task(a.name, mode_id, "decode", None, samples, status=status or "error", message=msg))
+    return tasks
+
+
+def measure(
+    adapters: Sequence[Adapter],
+    *,
+    size: int = DEFAULT_SIZE,
+    repeats: int = DEFAULT_REPEATS,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Time every implementation's encode and decode; returns the throughput.json document."""
+    tasks = _prepare(adapters, size)
+    timed = [t for t in tasks if t.call is not None]
+    names = [a.name for a in adapters]
+    groups: dict[tuple[str, str], list[_Task]] = {}
+    for t in timed:
+        groups.setdefault((t.mode, t.op), []).append(t)
+    for rep in range(repeats):
+        if log:
+            log(f"throughput: repeat {rep + 1}/{repeats}")
+        for group in groups.values():
+            k = rep % len(group)
+            for t in group[k:] + group[:k]:
+                if t.status != "ok" or t.call is None:
+                    continue
+                start = time.perf_counter()
+                try:
+                    t.call()
+                except Exception as exc:  # noqa: BLE001 - a call that worked in the warm-up failed now
+                    t.status, t.message = "error", f"{type(exc).__name__}: {exc}"
+                    continue
+                t.times.append(time.perf_counter() - start)
+    best: dict[tuple[str, str], float] = {}
+    rows = []
+    for t in tasks:
+        row: dict[str, Any] = {
+            "implementation": t.impl,
+            "mode": t.mode,
+            "op": t.op,
+            "status": t.status,
+            "message": t.message,
+            "samples": t.samples,
+            "stream_bytes": t.stream_bytes,
+            "stream_from": t.stream_from,
+        }
+        if t.status == "ok" and t.times:
+            median = statistics.median(t.times)
+            row.update(seconds_median=median, seconds_min=min(t.times), repeats=len(t.times), mb_per_s=t.samples / median / 1e6)
+            best[(t.mode, t.op)] = max(best.get((t.mode, t.op), 0.0), row["mb_per_s"])
+        rows.append(row)
+    for row in rows:
+        if "mb_per_s" in row:
+            row["relative"] = row["mb_per_s"] / best[(row["mode"], row["op"])]
+    return {
+        "format_version": FORMAT_VERSION,
+        "image": {"kind": KIND, "height": size, "width": size},
+        "quality": QUALITY,
+        "modes": list(MODES),
+        "implementations": names,
+        "repeats": repeats,
+        "method": "median of the repeats after one warm-up call; round-robin over implementations, "
+        "starting implementation rotated every repeat; time.perf_counter around one adapter call; "
+        "MB/s = uncompressed samples / 1e6 / seconds",
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "results": rows,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.report.throughput", description=__doc__)
+    parser.add_argument("--impl", action="append", required=True, metavar="SPEC", help="implementation (repeatable)")
+    parser.add_argument("--out", type=Path, required=True, help="throughput.json to write")
+    parser.add_argument("--size", type=int, default=DEFAULT_SIZE, help="image height and width (default %(default)s)")
+    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed calls per task (default %(default)s)")
+    args = parser.parse_args(argv)
+    adapters: list[Adapter] = []
+    for spec in args.impl:
+        try:
+            adapters.append(load_adapter(spec))
+        except AdapterLoadError as exc:
+            print(f"throughput: skipping {spec}: {exc}", file=sys.stderr)
+    doc = measure(adapters, size=args.size, repeats=max(1, args.repeats), log=lambda s: print(s, file=sys.stderr, flush=True))
+    args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["DEFAULT_REPEATS", "DEFAULT_SIZE", "MODES", "QUALITY", "main", "measure"]

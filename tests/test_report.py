@@ -1,0 +1,386 @@
+"""The compatibility matrix: model, pages, compare, throughput and the real CLI end to end.
+
+Most tests build a matrix from a small hand-written results set, so what each cell must
+show is known exactly; one test runs the real command on one implementation and a subset.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from zarr_jpeg_conformance.report import compare, model, render_html, render_md, run, svg, throughput
+from zarr_jpeg_conformance.report.__main__ import main
+
+Q01 = '[JPEG-Q-01 MUST] "quality (integer, required): the JPEG encoding quality, in the range 1–100."'
+
+
+def _rec(impl: str, case: str, outcome: str, reqs: list[str], message: str = "", **metrics: Any) -> dict[str, Any]:
+    return {"implementation": impl, "case": case, "outcome": outcome, "requirements": reqs, "level": "MUST",
+            "message": message, "metrics": metrics, "test": f"suites/x.py::t[{impl}-{case}]"}
+
+
+def _records() -> list[dict[str, Any]]:
+    sweep = "5:25.00:300;50:31.50:900;100:inf:4000"
+    return [
+        _rec("alpha", "config.quality.zero", "pass", ["JPEG-Q-01"]),
+        _rec("beta", "config.quality.zero", "fail", ["JPEG-Q-01"], f"fail: {Q01}\n    observed: invalid, but parse accepted it"),
+        _rec("alpha", "bitstream.stream_structure[rgb-q90]", "warn", ["JPEG-ECS-05", "JPEG-ECS-09", "JPEG-X-05"],
+             "warn: [JPEG-X-05 SHOULD] \"An rgb stream SHOULD NOT contain a JFIF APP0 marker.\"\n    observed: JFIF present"),
+        _rec("beta", "bitstream.stream_structure[rgb-q90]", "pass", ["JPEG-ECS-05", "JPEG-ECS-09"]),
+        _rec("alpha", "roundtrip.fidelity[passthrough-444-natural-q90]", "unsupported", ["JPEG-DCS-03", "JPEG-DCS-05"],
+             "unsupported: optional feature rejected when parsing (JPEG-DCS-05): rejected: Unsupported: no [JPEG-DCS-05]"),
+        _rec("beta", "roundtrip.fidelity[passthrough-444-natural-q90]", "error", ["JPEG-DCS-03", "JPEG-DCS-05"],
+             "error: RuntimeError: backend exploded"),
+        _rec("alpha", "roundtrip.quality_sweep[gray]", "pass", ["JPEG-Q-02"], sweep=sweep),
+        _rec("beta", "roundtrip.quality_sweep[gray]", "pass", ["JPEG-Q-02"], sweep="5:24.00:280;50:30.00:1000"),
+        _rec("alpha", "roundtrip.fidelity[ycbcr-411-natural-q90]", "pass", ["JPEG-X-04"], psnr=35.2, bytes=2000, bpp=2.6042),
+        _rec("alpha", "roundtrip.fidelity[ycbcr-411-gradient-q90]", "pass", ["JPEG-X-04"], psnr=28.9, bytes=900, bpp=1.1719),
+        _rec("alpha", "chunk.dims.width-65535", "unsupported", ["JPEG-DIM-02", "JPEG-X-03"],
+             "unsupported: chunk uint8[8, 65535]: rejected cleanly: Unsupported: width 65535 exceeds 65500 [JPEG-X-03]"),
+        _rec("beta", "chunk.dims.width-65535", "pass", ["JPEG-DIM-02", "JPEG-X-03"]),
+        {**_rec("beta", "config.name.uppercase", "fail", ["JPEG-NAME-01"], "fail: [JPEG-NAME-01 MUST] \"...\""), "known": True},
+        _rec("alpha", "cross.decode[gray]", "pass", ["JPEG-DEC-01"], encoder="alpha", decoder="alpha"),
+        _rec("alpha", "cross.decode[gray]", "fail", ["JPEG-DEC-01"], "fail: [JPEG-DEC-01 MUST] \"...\"\n    observed: 40 levels off",
+             encoder="beta", decoder="alpha"),
+    ]
+
+
+def _write_folder(folder: Path, records: list[dict[str, Any]], *, with_meta: bool = True) -> Path:
+    (folder / "results").mkdir(parents=True)
+    by_impl: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_impl.setdefault(r["implementation"], []).append(r)
+    for order, (impl, recs) in enumerate(by_impl.items()):
+        lines = [json.dumps({"header": True, "implementation": impl})] + [json.dumps(r) for r in recs]
+        (folder / "results" / f"{impl}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        if with_meta:
+            meta = {"spec": impl, "name": impl, "available": True, "roles": ["decode", "encode"],
+                    "versions": {"lib": f"{order + 1}.0"}, "run": {"order": order, "returncode": 1, "timed_out": False, "seconds": 1.5}}
+            (folder / "results" / f"{impl}.meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    if with_meta:
+        gone = {"spec": "gamma", "name": "gamma", "available": False, "reason": "cannot import 'gammajpeg'", "run": {"order": 9}}
+        (folder / "results" / "gamma.meta.json").write_text(json.dumps(gone), encoding="utf-8")
+        (folder / "environment.json").write_text(json.dumps({"generated": "2026-11-30 00:00 UTC", "python": "CPython 3.11"}))
+        tp = throughput.measure([_Fake("alpha"), _Fake("beta", rgb=False)], size=32, repeats=3)
+        (folder / "throughput.json").write_text(json.dumps(tp))
+    return folder
+
+
+class _Fake:
+    """A lossless stand-in codec (raw bytes), enough to exercise the throughput table."""
+
+    def __init__(self, name: str, *, rgb: bool = True) -> None:
+        self.name, self.rgb, self.roles = name, rgb, frozenset({"encode", "decode"})
+
+    def versions(self) -> dict[str, str]:
+        return {}
+
+    def parse(self, codec: Mapping[str, Any]) -> Mapping[str, Any]:
+        if codec["configuration"]["encoded_color_space"] == "rgb" and not self.rgb:
+            raise ValueError("rgb is not supported")
+        return codec
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        return np.ascontiguousarray(chunk).tobytes()
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        return np.frombuffer(data, dtype=np.uint8).reshape(chunk_shape)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return _write_folder(tmp_path / "run", _records())
+
+
+@pytest.fixture
+def matrix(folder: Path) -> model.Matrix:
+    return model.load(folder)
+
+
+# ---------------------------------------------------------------- model
+
+
+def test_failure_is_charged_to_the_requirement_it_names(matrix: model.Matrix) -> None:
+    alpha, beta = matrix.cells["alpha"], matrix.cells["beta"]
+    assert alpha["JPEG-X-05"].counts == {"warn": 1}
+    # The warning did not stop the test: the other requirements of the case held.
+    assert alpha["JPEG-ECS-05"].counts == {"pass": 1}
+    assert beta["JPEG-Q-01"].outcome == "fail"
+    assert [c.case for c in beta["JPEG-Q-01"].cases] == ["config.quality.zero"]
+    # An optional feature rejected: charged to the MAY it names; DCS-03 was never reached.
+    assert alpha["JPEG-DCS-05"].counts == {"unsupported": 1}
+    assert "JPEG-DCS-03" not in alpha
+    # An error that names no requirement touches every requirement of its case.
+    assert beta["JPEG-DCS-03"].outcome == beta["JPEG-DCS-05"].outcome == "error"
+
+
+def test_implementations_totals_and_availability(matrix: model.Matrix) -> None:
+    names = [i.name for i in matrix.implementations]
+    assert names == ["alpha", "beta", "gamma"]
+    gamma = matrix.implementations[2]
+    assert not gamma.available and "gammajpeg" in gamma.run_problem
+    assert matrix.totals("alpha") == {"pass": 5, "warn": 1, "unsupported": 2, "fail": 1}
+    assert dict(matrix.implementations[0].versions) == {"lib": "1.0"}
+    assert sum(1 for c in matrix.cases["beta"].values() if c.known) == 1
+
+
+def test_duplicate_case_ids_are_kept_apart(matrix: model.Matrix) -> None:
+    keys = [k for k in matrix.cases["alpha"] if k.startswith("cross.decode")]
+    assert sorted(keys) == ["cross.decode[gray]", "cross.decode[gray] [beta->alpha]"]
+
+
+def test_cross_matrix(matrix: model.Matrix) -> None:
+    assert matrix.cross is not None
+    assert matrix.cross.encoders == ["alpha", "beta"] and matrix.cross.decoders == ["alpha"]
+    assert matrix.cross.cells[("alpha", "alpha")].outcome == "pass"
+    assert matrix.cross.cells[("beta", "alpha")].outcome == "fail"
+
+
+def test_rate_distortion_points(matrix: model.Matrix) -> None:
+    gray = matrix.rate_distortion["gray"]["alpha"]
+    # bpp = 8 * bytes / (64 * 96); the infinite PSNR point is left out.
+    assert [(p.quality, p.bpp, p.psnr) for p in gray] == [(5, round(8 * 300 / 6144, 4), 25.0), (50, round(8 * 900 / 6144, 4), 31.5)]
+    # Only the natural image: the gradient fidelity case is another image.
+    assert [(p.quality, p.bpp) for p in matrix.rate_distortion["ycbcr-411"]["alpha"]] == [(90, 2.6042)]
+
+
+def test_spec_notes_carry_evidence(matrix: model.Matrix) -> None:
+    notes = {n.id: n for n in matrix.notes}
+    assert {"JPEG-X-03", "JPEG-X-04", "JPEG-X-05", "JPEG-X-07", "JPEG-X-09"} <= set(notes)
+    x03 = notes["JPEG-X-03"].evidence
+    assert [c.case for c in x03["alpha"]["unsupported"]] == ["chunk.dims.width-65535"]
+    assert [c.case for c in x03["beta"]["pass"]] == ["chunk.dims.width-65535"]
+    assert notes["JPEG-X-07"].evidence == {}  # nothing in this results set probes truncation
+
+
+def test_matrix_json(matrix: model.Matrix) -> None:
+    doc = json.loads(json.dumps(model.to_json(matrix)))
+    assert doc["format_version"] == model.FORMAT_VERSION
+    assert doc["cells"]["beta"]["JPEG-Q-01"]["outcome"] == "fail"
+    assert doc["cases"]["beta"]["config.name.uppercase"]["known"] is True
+    assert doc["throughput"]["results"] and doc["cross"]["encoders"] == ["alpha", "beta"]
+    assert {t["section"] for t in doc["topics"]} >= {"Codec name", "Interpretation"}
+
+
+def test_tests_without_implementation_are_shown_once() -> None:
+    """The store suite takes no impl: each implementation's run repeats it; the matrix shows it once."""
+    def shared(outcome: str) -> model.CaseResult:
+        return model.CaseResult(model.NO_IMPL, "store.gray-2d", outcome, "MUST", ("JPEG-DEC-03",), "", {})
+
+    m = model.build([shared("pass"), shared("fail"), shared("pass")])
+    assert [i.name for i in m.implementations] == [model.SHARED]
+    assert list(m.cases[model.SHARED]) == ["store.gray-2d"]
+    assert m.cases[model.SHARED]["store.gray-2d"].outcome == "fail"
+
+
+def test_cut_short_last_line_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(_records()[0]) + "\n" + json.dumps(_records()[1])[:40], encoding="utf-8")
+    assert [r.case for r in model.read_results([path])] == ["config.quality.zero"]
+
+
+def test_folder_without_meta_renders(tmp_path: Path) -> None:
+    """A folder of plain pytest --results files (no meta, no throughput) still makes a matrix."""
+    m = model.load(_write_folder(tmp_path / "bare", _records(), with_meta=False))
+    assert [i.name for i in m.implementations] == ["alpha", "beta"]
+    assert m.throughput is None
+    assert "No throughput data" in render_html.render(m) and "No throughput data" in render_md.render(m)
+
+
+# ---------------------------------------------------------------- pages
+
+
+class _Page(HTMLParser):
+    """Collects what the structure test needs: sections, tables, svgs, external references."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[tuple[str, dict[str, str]]] = []
+        self.sections: list[str] = []
+        self.topic_tables = 0
+        self.svgs = 0
+        self.details_in_cells = 0
+        self.scripts = 0
+        self.links = 0
+        self.external: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        inside = [t for t, _ in self.stack]
+        ids = [x.get("id", "") for _, x in self.stack]
+        if tag == "section" and a.get("id") and "section" not in inside:
+            self.sections.append(a["id"])
+        if tag == "table" and "matrix" in a.get("class", "") and "requirements" in ids:
+            self.topic_tables += 1
+        if tag == "details" and any("cell" in x.get("class", "") for _, x in self.stack):
+            self.details_in_cells += 1
+        self.svgs += tag == "svg"
+        self.scripts += tag == "script"
+        self.links += tag == "link"
+        for key in ("src", "href"):
+            if a.get(key, "").startswith(("http:", "https:", "//", "file:")):
+                self.external.append(a[key])
+        if tag not in ("meta", "col", "br", "img", "input", "rect", "circle", "line", "path"):
+            self.stack.append((tag, a))
+
+    def handle_endtag(self, tag: str) -> None:
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i][0] == tag:
+                del self.stack[i:]
+                break
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_html_structure(matrix: model.Matrix) -> None:
+    html = render_html.render(matrix)
+    page = _Page()
+    page.feed(html)
+    assert page.sections == ["summary", "requirements", "cross", "rate-distortion", "throughput", "spec-notes", "environment"]
+    assert page.topic_tables == len(matrix.topics)
+    assert page.svgs >= 3  # rate-distortion per mode and throughput bars
+    assert page.details_in_cells >= 3
+    assert page.scripts == page.links == 0 and page.external == []
+    assert 'src="http' not in html and "<link" not in html and "<script" not in html
+    text = "".join(page.text)
+    assert "config.quality.zero" in text and "observed: invalid, but parse accepted it" in text
+    assert "not available: cannot import 'gammajpeg'" in text
+
+
+def test_html_escapes_what_implementations_write() -> None:
+    message = "fail: <script>alert(1)</script> & </td> [JPEG-Q-01 MUST]"
+    m = model.build([model.CaseResult("<i>impl</i>", "config.<x>", "fail", "MUST", ("JPEG-Q-01",), message, {})])
+    html = render_html.render(m)
+    assert "<script>" not in html and "&lt;script&gt;alert(1)" in html
+    assert "<i>impl</i>" not in html and "&lt;i&gt;impl&lt;/i&gt;" in html and "config.&lt;x&gt;" in html
+
+
+def test_markdown(matrix: model.Matrix) -> None:
+    md = render_md.render(matrix)
+    for heading in ("## Summary", "## Requirements", "### Codec name", "## Encoder × decoder", "## Rate–distortion",
+                    "## Throughput", "## Spec notes", "## Environment"):
+        assert heading in md
+    assert "beta: `config.quality.zero` **fail**" in md
+    assert "(known failure)" in md
+    assert "| alpha | " in md
+
+
+def test_no_cross_results_note(tmp_path: Path) -> None:
+    recs = [r for r in _records() if "encoder" not in r["metrics"]]
+    m = model.load(_write_folder(tmp_path / "nocross", recs))
+    assert m.cross is None
+    assert "No cross results" in render_html.render(m) and "No cross results" in render_md.render(m)
+
+
+def test_nice_ticks_and_chart() -> None:
+    assert svg.nice_ticks(0.3, 7.9) == [0, 2, 4, 6, 8]
+    assert svg.nice_ticks(23.1, 58.6) == [20, 30, 40, 50, 60]
+    chart = svg.line_chart([svg.Series("a<b", [(1, 30), (2, 35)], "#000")], title="t&t", x_label="x", y_label="y")
+    assert chart.startswith("<svg") and "a&lt;b" in chart and "t&amp;t" in chart and "<path" in chart
+
+
+# ---------------------------------------------------------------- compare
+
+
+def test_compare(matrix: model.Matrix) -> None:
+    old = model.to_json(matrix)
+    new = json.loads(json.dumps(old))
+    new["cases"]["beta"]["config.quality.zero"]["outcome"] = "pass"
+    new["cells"]["beta"]["JPEG-Q-01"]["outcome"] = "pass"
+    new["cases"]["alpha"]["config.new.case"] = {"outcome": "fail"}
+    del new["cases"]["alpha"]["chunk.dims.width-65535"]
+    new["implementations"][0]["versions"] = {"lib": "1.1"}
+    text = compare.compare(old, new)
+    assert "| `config.quality.zero` | fail | pass | better |" in text
+    assert "| JPEG-Q-01 | fail | pass |" in text
+    assert "New cases (1)" in text and "`config.new.case`" in text
+    assert "Removed cases (1)" in text and "`chunk.dims.width-65535`" in text
+    assert "**alpha** versions: lib 1.0 → lib 1.1" in text
+    assert "No changes" in compare.compare(old, old)
+
+
+def test_compare_cli(folder: Path, matrix: model.Matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(model.to_json(matrix)))
+    assert main(["compare", str(a), str(a)]) == 0
+    assert "No changes" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format_version": 999}))
+    assert main(["compare", str(a), str(bad)]) == 2
+
+
+def test_from_folder_rerenders(folder: Path) -> None:
+    assert main(["--from", str(folder)]) == 0
+    for name in ("matrix.json", "matrix.md", "matrix.html"):
+        assert (folder / name).stat().st_size > 1000
+    assert json.loads((folder / "matrix.json").read_text())["environment"]["python"] == "CPython 3.11"
+
+
+# ---------------------------------------------------------------- throughput and running
+
+
+def test_throughput_round_robin_and_relative() -> None:
+    doc = throughput.measure([_Fake("alpha"), _Fake("beta", rgb=False)], size=32, repeats=3)
+    rows = {(r["implementation"], r["mode"], r["op"]): r for r in doc["results"]}
+    assert set(doc["modes"]) == {"gray", "ycbcr-420", "rgb"}
+    assert rows[("beta", "rgb", "encode")]["status"] == "unsupported"
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    assert len(ok) == 10 and all(r["repeats"] == 3 and 0 < r["relative"] <= 1 for r in ok)
+    for mode in ("gray", "ycbcr-420"):
+        for op in ("encode", "decode"):
+            assert max(rows[(n, mode, op)]["relative"] for n in ("alpha", "beta")) == 1.0
+    # Decoders of a mode read the stream of the first encoder.
+    assert rows[("beta", "gray", "decode")]["stream_from"] == "alpha"
+
+
+def test_pytest_command_selects_suites() -> None:
+    opts = run.RunOptions(keyword="parse or bitstream", suites=["parse", "test_bitstream"], pytest_args=["--isolate"])
+    cmd = run.pytest_command("pillow", Path("r.jsonl"), opts)
+    assert cmd[cmd.index("--pyargs") + 1 : cmd.index("--pyargs") + 3] == [
+        "zarr_jpeg_conformance.suites.test_parse", "zarr_jpeg_conformance.suites.test_bitstream"]
+    assert cmd[cmd.index("-k") + 1] == "parse or bitstream" and cmd[-1] == "--isolate"
+    assert run.file_stem("exec:node harness.mjs --decoder jpeg-js") == "exec_node_harness.mjs_--decoder_jpeg-js"
+
+
+def _first_builtin() -> str | None:
+    for name in ("imagecodecs", "pillow", "turbojpeg"):
+        if run.probe(name).get("available"):
+            return name
+    return None
+
+
+def test_cli_end_to_end(tmp_path: Path) -> None:
+    """The real command from an unrelated folder: one implementation, a subset of the suites."""
+    impl = _first_builtin()
+    if impl is None:
+        pytest.skip("no built-in adapter's backend is installed")
+    out = tmp_path / "matrix"
+    done = subprocess.run(
+        [sys.executable, "-m", "zarr_jpeg_conformance.report", "--out", str(out), "--impl", impl, "--impl", "no-such-impl",
+         "-k", "parse or bitstream", "--repeats", "1", "--throughput-size", "64"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"[1/2] {impl}: loading" in done.stderr and "running the suites" in done.stderr
+    doc = json.loads((out / "matrix.json").read_text())
+    impls = {i["name"]: i for i in doc["implementations"]}
+    assert impls[impl]["run_problem"] == "" and impls[impl]["versions"]
+    assert not impls["no-such-impl"]["available"] and "unknown adapter" in impls["no-such-impl"]["reason"]
+    cases = doc["cases"][impl]
+    assert any(c.startswith("config.") for c in cases) and any(c.startswith("bitstream.") for c in cases)
+    assert not any(c.startswith("roundtrip.") for c in cases)  # -k reached pytest
+    assert {r["implementation"] for r in doc["throughput"]["results"]} == {impl}
+    page = _Page()
+    page.feed((out / "matrix.html").read_text())
+    assert "requirements" in page.sections and page.external == []
