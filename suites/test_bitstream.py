@@ -41,6 +41,7 @@ def test_stream_structure(impl, mode, quality, judge) -> None:
     judge.metrics.update(bytes=len(got.value), quality=quality)
     judge.require(info.soi and info.eoi and not info.problems, "JPEG-FMT-01",
                   f"stream is not well formed: soi={info.soi} eoi={info.eoi} problems={list(info.problems)}")
+    judge.require(info.sof == 0xC0, "JPEG-GEN-01", f"frame marker is {info.sof and hex(info.sof)}: the codec writes baseline (SOF0) JPEG")
     judge.require(info.sof == 0xC0, "JPEG-ENC-04", f"frame marker is {info.sof and hex(info.sof)}, not SOF0 (0xc0, baseline)")
     judge.require(info.precision == 8, "JPEG-ENC-04", f"sample precision {info.precision}, not 8")
     judge.require(all(p == 0 for p in info.dqt_precisions) and bool(info.dqt_precisions), "JPEG-ENC-04",
