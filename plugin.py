@@ -1,5 +1,9 @@
 """pytest plugin (``pytest11`` entry point): ``--impl``, markers, results file, outcome summary.
 
+Also ``--isolate`` (every implementation in its own harness process, so a crash or a hang
+becomes that case's outcome instead of the session's end) and ``--known-failures`` (an
+implementer's list of cases it is known to fail, checked strictly).
+
 Installed plugins load in every pytest session of an environment, so this module
 imports no JPEG backend: adapters are loaded only when a test asks for ``impl``.
 """
@@ -7,9 +11,11 @@ imports no JPEG backend: adapters are loaded only when a test asks for ``impl``.
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
@@ -20,6 +26,10 @@ from .verdict import ConformanceWarning, Outcome, broken, cite
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _ORDER = [Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.FAIL, Outcome.WARN, Outcome.UNSUPPORTED, Outcome.PASS]
 _STATE = pytest.StashKey["_State"]()
+#: Outcomes a known-failure entry expects; anything else is an unexpected pass.
+_FAILING = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.WARN})
+#: Default address-space limit of a harness process (--harness-memory), in MiB.
+_DEFAULT_MEMORY_MIB = 2048
 
 
 class Judge:
@@ -45,13 +55,13 @@ class Judge:
 
     def require(self, ok: bool, requirement: str, observed: str, *, level: str | None = None) -> None:
         """Judge one check: a broken MUST fails now, a broken SHOULD warns and goes on."""
+        self.cite(requirement)  # a check that holds is evidence for its requirement too
         if ok:
             return
         from .corpus import requirements
 
         req = requirements().get(requirement)
         outcome = broken(level or (req.level if req else "MUST"))
-        self.cite(requirement)
         self.finish(outcome, f"{cite(requirement)}\n    observed: {observed}")
 
     def finish(self, outcome: Outcome, message: str) -> None:
@@ -89,23 +99,61 @@ class _State:
         self.unavailable: dict[str, str] = {}
         self.records: list[dict[str, Any]] = []
         path = config.getoption("results")
+        self.isolate: bool = config.getoption("isolate")
+        self.harness_timeout: float | None = config.getoption("harness_timeout")
+        memory_mib: int = config.getoption("harness_memory")
+        self.harness_memory: int | None = memory_mib << 20 if memory_mib > 0 else None
+        #: Harness processes this session started (closed at the end).
+        self.harnesses: list[Any] = []
+        self.known = _load_known_failures(config.getoption("known_failures") or [])
         self.results: IO[str] | None = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115
+
+    def _exec(self, command: str | list[str], spec: str) -> Any:
+        """Start a harness process; AdapterLoadError with the harness's reason if it cannot start."""
+        from .adapters import AdapterLoadError
+        from .adapters.process import DEFAULT_TIMEOUT, ExecAdapter
+
+        try:
+            adapter = ExecAdapter(command, timeout=self.harness_timeout or DEFAULT_TIMEOUT, memory_limit=self.harness_memory)
+        except (OSError, RuntimeError) as exc:
+            raise AdapterLoadError(f"{spec!r} could not start its harness: {type(exc).__name__}: {exc}") from exc
+        self.harnesses.append(adapter)
+        return adapter
+
+    def _load(self, spec: str) -> Any:
+        from .adapters import load_adapter
+
+        if spec.startswith("exec:"):
+            return self._exec(spec.removeprefix("exec:"), spec)
+        if self.isolate:
+            # The same spec, loaded by a child Python: the implementation keeps its name.
+            return self._exec([sys.executable, "-m", "zarr_jpeg_conformance.harness_server", spec], spec)
+        return load_adapter(spec)
 
     def implementations(self) -> list[Any]:
         if self._impls is None:
-            from .adapters import AdapterLoadError, available_builtins, load_adapter
+            from .adapters import BUILTINS, AdapterLoadError, available_builtins
 
             if self.explicit:
                 impls = []
                 for spec in self.explicit:
                     try:
-                        impls.append(load_adapter(spec))
+                        impls.append(self._load(spec))
                     except AdapterLoadError as exc:
                         raise pytest.UsageError(f"--impl={spec}: {exc}") from exc
                 self._impls = impls
             else:
                 self._impls = []
-                for name, loaded in available_builtins().items():
+                candidates: dict[str, Any] = {}
+                if self.isolate:
+                    for name in BUILTINS:
+                        try:
+                            candidates[name] = self._load(name)
+                        except AdapterLoadError as exc:
+                            candidates[name] = exc
+                else:
+                    candidates = dict(available_builtins())
+                for name, loaded in candidates.items():
                     if isinstance(loaded, AdapterLoadError):
                         self.unavailable[name] = str(loaded)
                     else:
@@ -141,6 +189,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Default: every built-in adapter whose backend is installed.",
     )
     group.addoption("--results", metavar="PATH", default=None, help="write one JSON object per case and implementation")
+    group.addoption(
+        "--isolate",
+        action="store_true",
+        default=False,
+        help="run every implementation in its own harness process (python -m zarr_jpeg_conformance.harness_server "
+        "SPEC): a segfault, a hang or runaway memory becomes a 'crash' or 'timeout' outcome of that case, and the "
+        "process is restarted for the next one",
+    )
+    group.addoption(
+        "--harness-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds one call to a harness process (--isolate, exec:) may take before it is killed (default 60)",
+    )
+    group.addoption(
+        "--harness-memory",
+        type=int,
+        default=_DEFAULT_MEMORY_MIB,
+        metavar="MIB",
+        help=f"address-space limit of each harness process in MiB, 0 for none (default {_DEFAULT_MEMORY_MIB})",
+    )
+    group.addoption(
+        "--known-failures",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help='cases an implementation is known to fail (repeatable), a JSON file: {"implementation": NAME, '
+        '"known_failures": [{"case": CASE_ID, "reason": TEXT, "issue": URL}]}. Listed failures show as xfail; '
+        "a listed case that passes fails the run",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -185,7 +264,19 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"  {impl.name} [{', '.join(sorted(impl.roles))}]: {versions}")
     for name, reason in state.unavailable.items():
         lines.append(f"  {name}: not available ({reason})")
+    if state.harnesses:
+        memory = f"{state.harness_memory >> 20} MiB" if state.harness_memory else "unlimited"
+        lines.append(f"  harness processes: {', '.join(h.name for h in state.harnesses)} "
+                     f"(timeout {state.harnesses[0].timeout:g} s per call, address space {memory})")
+    for path in dict.fromkeys(k.file for k in state.known.values()):
+        entries = [k for k in state.known.values() if k.file == path]
+        lines.append(f"  known failures of {entries[0].implementation}: {path} ({len(entries)} listed)")
     return lines
+
+
+def implementations(config: pytest.Config) -> list[Any]:
+    """The implementations under test in this session (for suites that pair them up)."""
+    return list(config.stash[_STATE].implementations())
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -206,10 +297,15 @@ def judge(request: pytest.FixtureRequest) -> Iterator[Judge]:
     level = getattr(case, "level", marker)
     j = Judge(name, case_id, reqs, level)
     request.node.stash[_JUDGE] = j
+    if hasattr(impl, "incidents"):
+        request.node.stash[_INCIDENTS] = len(impl.incidents)
+        impl.context = request.node.nodeid
     yield j
 
 
 _JUDGE = pytest.StashKey[Judge]()
+#: How many harness incidents (crashes, timeouts) the implementation had before this test.
+_INCIDENTS = pytest.StashKey[int]()
 
 
 def _case_id(item: pytest.Item, impl_name: str) -> str:
@@ -217,8 +313,37 @@ def _case_id(item: pytest.Item, impl_name: str) -> str:
     module = item.module.__name__.rsplit(".", 1)[-1].removeprefix("test_") if item.module else "suite"
     func = item.originalname.removeprefix("test_") if isinstance(item, pytest.Function) else item.name
     callspec = getattr(item, "callspec", None)
-    params = [p for p in (callspec.id.split("-") if callspec else []) if p != impl_name]
+    params = callspec.id.split("-") if callspec else []
+    # The implementation's ID is one parameter, and may itself contain "-" (node-jpeg-js).
+    name = impl_name.split("-")
+    for i in range(len(params) - len(name) + 1):
+        if params[i : i + len(name)] == name:
+            del params[i : i + len(name)]
+            break
     return f"{module}.{func}" + (f"[{'-'.join(params)}]" if params else "")
+
+
+def _harness_outcome(item: pytest.Item, call: pytest.CallInfo[None]) -> tuple[Outcome, str] | None:
+    """CRASH or TIMEOUT if the implementation's process died or hung during this test.
+
+    Suites catch the exception (``verdict.attempt`` makes it an error), so the adapter's
+    incident log is the reliable witness; an exception escaping the test is checked too.
+    """
+    impl = getattr(item, "funcargs", {}).get("impl")
+    incidents = [
+        exc
+        for exc in list(getattr(impl, "incidents", None) or ())[item.stash.get(_INCIDENTS, 0) :]
+        if getattr(exc, "context", item.nodeid) == item.nodeid
+    ]
+    exc: BaseException | None = call.excinfo.value if call.excinfo else None
+    while exc is not None and exc not in incidents:
+        incidents.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    for kind in (Outcome.CRASH, Outcome.TIMEOUT):
+        for incident in incidents:
+            if getattr(incident, "outcome", None) == kind.value:
+                return kind, f"{type(incident).__name__}: {incident}"
+    return None
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -232,9 +357,58 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # The test itself raised: an error of the implementation (or of the suite).
         j.outcome = Outcome.ERROR
         j.messages.append(f"error: {call.excinfo.exconly() if call.excinfo else report.longreprtext}"[:4000])
+    harness = _harness_outcome(item, call)
+    if harness is not None:
+        # The suite saw an exception; the cause is the process dying or hanging.
+        j.outcome, text = harness
+        j.messages.insert(0, f"{j.outcome.value}: {text}"[:4000])
+        report.outcome = "failed"
+        report.longrepr = f"{j.implementation} / {j.case}: {j.outcome.value.upper()}\n  {text}"[:8000]
+    state = item.config.stash[_STATE]
     record = j.record()
     record["test"] = item.nodeid
-    item.config.stash[_STATE].write(record)
+    known = state.known.get((j.implementation, j.case))
+    if known is not None:
+        record["known"] = True
+        if j.outcome in _FAILING:
+            report.outcome = "skipped"
+            report.wasxfail = f"known failure ({known.file}): {known.reason}" + (f" {known.issue}" if known.issue else "")
+        else:
+            text = (f"unexpected pass: {j.case} is listed for {j.implementation} in {known.file} as a known failure "
+                    f"({known.reason}), but its outcome is {j.outcome.value}: remove it from {known.file}")
+            record["message"] = "\n".join([*j.messages, text])
+            report.outcome = "failed"
+            report.longrepr = text
+    state.write(record)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Warn about known-failure entries that match no collected case (before -k/-m deselect)."""
+    state = config.stash.get(_STATE, None)
+    if not state or not state.known:
+        return
+    collected: dict[str, set[str]] = {}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or "impl" not in callspec.params or "judge" not in getattr(item, "fixturenames", ()):
+            continue
+        name = getattr(callspec.params["impl"], "name", "-")
+        case = getattr(callspec.params.get("case"), "id", None) or _case_id(item, name)
+        collected.setdefault(name, set()).add(case)
+    for path in dict.fromkeys(k.file for k in state.known.values()):
+        entries = [k for k in state.known.values() if k.file == path]
+        impl = entries[0].implementation
+        if impl not in collected:
+            warnings.warn(KnownFailuresWarning(
+                f"{path}: implementation {impl!r} has no collected case (under test: "
+                f"{', '.join(sorted(collected)) or 'none'}); its {len(entries)} entries were not checked"), stacklevel=1)
+            continue
+        stale = [k.case for k in entries if k.case not in collected[impl]]
+        if stale:
+            warnings.warn(KnownFailuresWarning(
+                f"{path}: {len(stale)} case ID(s) of {impl!r} match no collected case (stale entries, or their suites "
+                f"were not collected): {', '.join(stale)}"), stacklevel=1)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -247,6 +421,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.section("zarr-jpeg-conformance outcomes")
     for impl, c in counts.items():
         parts = ", ".join(f"{c[o.value]} {o.value}" for o in reversed(_ORDER) if c[o.value])
+        known = [r for r in state.records if r["implementation"] == impl and r.get("known")]
+        if known:
+            unexpected = sum(1 for r in known if Outcome(r["outcome"]) not in _FAILING)
+            parts += f" (known failures: {len(known) - unexpected}, unexpected passes: {unexpected})"
         terminalreporter.write_line(f"{impl}: {parts}")
     if state.results:
         terminalreporter.write_line(f"results: {state.results.name}")
@@ -256,5 +434,59 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state and state.results:
         state.results.close()
+    for harness in state.harnesses if state else ():
+        harness.close()
+
+
+class KnownFailuresWarning(UserWarning):
+    """A known-failure file lists cases that this run cannot check."""
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """One entry of a known-failure file: a case the implementation is known to fail, and why."""
+
+    implementation: str
+    case: str
+    reason: str
+    issue: str | None
+    file: str
+
+
+def _load_known_failures(paths: Sequence[str]) -> dict[tuple[str, str], KnownFailure]:
+    """Every entry of every --known-failures file, keyed by (implementation, case ID)."""
+    known: dict[tuple[str, str], KnownFailure] = {}
+    for path in paths:
+        def bad(problem: str, path: str = path) -> pytest.UsageError:
+            return pytest.UsageError(f"--known-failures={path}: {problem}")
+
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise bad(f"cannot read it: {exc}") from exc
+        except ValueError as exc:
+            raise bad(f"not JSON: {exc}") from exc
+        if not isinstance(doc, dict) or set(doc) != {"implementation", "known_failures"}:
+            raise bad('expected an object with exactly "implementation" and "known_failures"')
+        impl, entries = doc["implementation"], doc["known_failures"]
+        if not isinstance(impl, str) or not impl:
+            raise bad('"implementation" must be the name of an implementation')
+        if not isinstance(entries, list):
+            raise bad('"known_failures" must be a list')
+        for i, entry in enumerate(entries):
+            where = f"known_failures[{i}]"
+            if not isinstance(entry, dict) or not {"case", "reason"} <= set(entry) <= {"case", "reason", "issue"}:
+                raise bad(f'{where} must be an object with "case" and "reason" (and optionally "issue"), got {entry!r}')
+            case, reason, issue = entry["case"], entry["reason"], entry.get("issue")
+            if not isinstance(case, str) or not case:
+                raise bad(f'{where}: "case" must be a case ID, got {case!r}')
+            if not isinstance(reason, str) or not reason.strip():
+                raise bad(f'{where} ({case}): a known failure needs a "reason"')
+            if issue is not None and (not isinstance(issue, str) or not issue):
+                raise bad(f'{where} ({case}): "issue" must be a non-empty string (a URL)')
+            if (impl, case) in known:
+                raise bad(f"{where}: {case} of {impl!r} is listed twice (also in {known[impl, case].file})")
+            known[impl, case] = KnownFailure(impl, case, reason.strip(), issue, path)
+    return known
 
 

@@ -1,0 +1,197 @@
+"""Serve any Python adapter over the harness protocol: ``python -m zarr_jpeg_conformance.harness_server SPEC``.
+
+SPEC is anything ``--impl`` takes (a built-in name, an entry point, ``module:attr``). The
+process reads one JSON request per line on stdin and writes one reply per line on stdout
+(``docs/protocol.md``). ``--isolate`` runs every implementation this way, so a segfault or
+a hang in a native library ends this process, not the test session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import faulthandler
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import IO, Any
+
+import numpy as np
+
+from . import __version__
+from .adapters.process import PROTOCOL_VERSION, STDERR_CAP, array_from_wire, array_to_wire, b64decode
+
+
+class BadRequest(Exception):
+    """A request this server cannot act on (unknown op or handle, malformed fields)."""
+
+
+def _rejected(exc: BaseException) -> dict[str, Any]:
+    reply: dict[str, Any] = {"status": "rejected", "message": str(exc), "exception": type(exc).__name__}
+    requirement = getattr(exc, "requirement", None)
+    if isinstance(requirement, str):
+        reply["requirement"] = requirement
+    return reply
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    trace = "".join(traceback.format_exception(exc))
+    return {"status": "error", "message": str(exc), "exception": type(exc).__name__, "trace": trace[-STDERR_CAP:]}
+
+
+class Server:
+    """The protocol state of one harness process: the adapter and the handles it parsed."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.adapter: Any = None
+        self.parsed: dict[str, object] = {}
+        self.stopped = False
+
+    def handle(self, request: object) -> dict[str, Any]:
+        """The reply to one request, ``seq`` included; never raises for a bad request."""
+        seq = request.get("seq") if isinstance(request, dict) else None
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            seq = None
+        try:
+            if seq is None:
+                raise BadRequest("request has no integer 'seq'")
+            reply = self._dispatch(request)  # type: ignore[arg-type]
+        except BadRequest as exc:
+            reply = {"status": "error", "message": str(exc), "exception": "BadRequest"}
+        except (ValueError, TypeError) as exc:
+            reply = _rejected(exc)
+        except Exception as exc:  # noqa: BLE001 - every other exception (MemoryError too) is the implementation's error
+            reply = _error(exc)
+        return {"seq": seq, **reply}
+
+    def _dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op")
+        if op == "start":
+            return self._start(request)
+        if op == "stop":
+            self.stopped = True
+            return {"status": "ok"}
+        if self.adapter is None:
+            raise BadRequest(f"{op!r} before 'start'")
+        if op == "parse":
+            if "codec" not in request:
+                raise BadRequest("parse request has no 'codec'")
+            parsed = self.adapter.parse(request["codec"])
+            handle = str(len(self.parsed) + 1)
+            self.parsed[handle] = parsed
+            return {"status": "ok", "handle": handle}
+        if op == "encode":
+            parsed = self._parsed(request)
+            chunk = request.get("chunk")
+            try:
+                array = array_from_wire(chunk if isinstance(chunk, dict) else {})
+            except ValueError as exc:
+                raise BadRequest(f"encode request: 'chunk': {exc}") from exc
+            data = self.adapter.encode(parsed, array)
+            if not isinstance(data, bytes | bytearray | memoryview):
+                raise RuntimeError(f"encode returned {type(data).__name__}, not bytes")
+            return {"status": "ok", "data": _base64_text(bytes(data))}
+        if op == "decode":
+            parsed = self._parsed(request)
+            shape = request.get("chunk_shape")
+            if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+                raise BadRequest(f"decode request: 'chunk_shape' must be a list of non-negative integers, got {shape!r}")
+            try:
+                data = b64decode(request.get("data"))
+            except ValueError as exc:
+                raise BadRequest(f"decode request: 'data': {exc}") from exc
+            out = np.asarray(self.adapter.decode(parsed, data, tuple(shape)))
+            try:
+                return {"status": "ok", "chunk": array_to_wire(out)}
+            except TypeError as exc:
+                # Not a rejection: the implementation returned something no chunk can be.
+                raise RuntimeError(f"decode returned an array the protocol cannot carry: {exc}") from exc
+        raise BadRequest(f"unknown op {op!r}")
+
+    def _start(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("protocol") != PROTOCOL_VERSION:
+            raise BadRequest(f"this harness speaks protocol {PROTOCOL_VERSION}, not {request.get('protocol')!r}")
+        if self.adapter is None:
+            from .adapters import AdapterLoadError, load_adapter
+
+            try:
+                self.adapter = load_adapter(self.spec)
+            except AdapterLoadError as exc:
+                raise BadRequest(f"cannot load adapter {self.spec!r}: {exc}") from exc
+        try:
+            versions = {str(k): str(v) for k, v in self.adapter.versions().items()}
+        except Exception as exc:  # noqa: BLE001 - a broken versions() must not hide the implementation
+            versions = {"versions()": f"raised {type(exc).__name__}: {exc}"}
+        return {
+            "status": "ok",
+            "protocol": PROTOCOL_VERSION,
+            "name": self.adapter.name,
+            "version": __version__,
+            "roles": sorted(self.adapter.roles),
+            "versions": versions,
+        }
+
+    def _parsed(self, request: dict[str, Any]) -> object:
+        handle = request.get("handle")
+        if handle not in self.parsed:
+            raise BadRequest(f"unknown handle {handle!r}")
+        return self.parsed[handle]
+
+
+def _base64_text(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _watch_parent(parent: int, interval: float = 0.5) -> None:
+    """Exit when the test session that started us is gone, even in the middle of a hang."""
+    while True:
+        time.sleep(interval)
+        if os.getppid() != parent:
+            os._exit(3)
+
+
+def serve(spec: str, requests: IO[bytes], replies: IO[bytes], *, log: Callable[[str], None] | None = None) -> int:
+    """Answer requests until ``stop`` or end of input; return the process exit code."""
+    server = Server(spec)
+    for raw in requests:
+        if not raw.strip():
+            continue
+        try:
+            request: object = json.loads(raw)
+        except ValueError as exc:
+            request = None
+            if log:
+                log(f"harness_server: unreadable request: {exc}")
+        reply = server.handle(request)
+        replies.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+        replies.flush()
+        if server.stopped:
+            break
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m zarr_jpeg_conformance.harness_server",
+        description="Serve one adapter over the zarr-jpeg-conformance harness protocol (JSON lines on stdin/stdout).",
+    )
+    parser.add_argument("spec", help="adapter to serve: a built-in name, an entry point name, or module:attr")
+    args = parser.parse_args(argv)
+    # Protocol lines go to a private copy of stdout; fd 1 itself becomes stderr, so a print()
+    # in an adapter or a native library writing to stdout cannot corrupt the protocol.
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    # A segfault leaves the crashing thread's Python traceback in the captured stderr.
+    faulthandler.enable(sys.stderr, all_threads=False)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    return serve(args.spec, sys.stdin.buffer, replies, log=lambda m: print(m, file=sys.stderr))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,120 @@
+"""Proof that the decoder suite bites: each wrong decoder of tests/wrong_decoders.py is caught.
+
+Each wrong decoder runs suites/test_decode_streams.py once, on the cases that expose its
+fault, and must get the expected outcome citing the requirement it breaks; the correct
+imagecodecs adapter, on all those cases, gets no fail, warn, error or timeout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+SUITE = Path(__file__).resolve().parents[1] / "suites" / "test_decode_streams.py"
+TESTS = Path(__file__).resolve().parent
+
+#: Cases each wrong decoder is run on (pytest -k expressions over the stream case ids).
+SELECT = {
+    "IgnoresApp14": "(reference and (rgb or passthrough-444)) or app14-transform0 or jfif-app14 or rgb-ids-no-app14",
+    "ReturnsTruncated": "truncated-10 or truncated-90 or missing-eoi or truncated-after-sos",
+    "Transposes": "reference and (ycbcr-444 or gray)",
+    "SizesFromHeader": "forged or size-mismatch or gray-into-color",
+    "AnyFactorization": "transposed or refactorized",
+    "RejectsBaselineVariants": "restart or non-interleaved or comment",
+    "HangsOnGarbage": "random-bytes",
+    "CrashesOnGarbage": "random-bytes or empty",
+}
+#: Lets the hanging decoder time out after 1 s instead of the suite's 10 s.
+SHORT_TIMEOUT = """
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.module.DECODE_TIMEOUT = 1.0
+"""
+
+
+@dataclass(frozen=True)
+class Fault:
+    adapter: str
+    case: str  # a part of the case id the fault shows on
+    outcome: str
+    requirement: str  # text the record's message must contain
+
+
+FAULTS = [
+    Fault("IgnoresApp14", "reference.rgb", "fail", "JPEG-ECS-12"),
+    Fault("IgnoresApp14", "app14-transform0-ycc-ids", "fail", "JPEG-ECS-12"),
+    Fault("IgnoresApp14", "jfif-app14-transform0", "fail", "JPEG-ECS-12"),
+    Fault("IgnoresApp14", "passthrough-444", "fail", "JPEG-DCS-06"),
+    Fault("IgnoresApp14", "rgb-ids-no-app14", "warn", "JPEG-X-12"),
+    Fault("ReturnsTruncated", "truncated", "warn", "JPEG-X-07"),
+    Fault("ReturnsTruncated", "missing-eoi", "warn", "JPEG-X-07"),
+    Fault("Transposes", "reference.ycbcr-444", "fail", "JPEG-SHP-07"),
+    Fault("Transposes", "reference.gray", "fail", "JPEG-SHP-07"),
+    Fault("SizesFromHeader", "forged", "fail", "JPEG-DIM-03"),
+    Fault("SizesFromHeader", "forged", "fail", "JPEG-X-13"),
+    Fault("SizesFromHeader", "size-mismatch", "fail", "JPEG-DIM-03"),
+    Fault("SizesFromHeader", "gray-into-color", "fail", "JPEG-DIM-03"),
+    Fault("AnyFactorization", "transposed", "warn", "JPEG-X-08"),
+    Fault("AnyFactorization", "refactorized", "warn", "JPEG-X-08"),
+    Fault("RejectsBaselineVariants", "restart", "fail", "JPEG-FMT-01"),
+    Fault("RejectsBaselineVariants", "non-interleaved", "fail", "JPEG-FMT-01"),
+    Fault("RejectsBaselineVariants", "comment", "fail", "JPEG-FMT-01"),
+    Fault("HangsOnGarbage", "random-bytes", "timeout", "did not return"),
+    Fault("CrashesOnGarbage", "random-bytes", "error", "IndexError"),
+]
+
+
+def _run(pytester: pytest.Pytester, impl: str, select: str) -> list[dict[str, Any]]:
+    results = pytester.path / "results.jsonl"
+    pytester.syspathinsert(TESTS)
+    pytester.makepyfile(short_timeout=SHORT_TIMEOUT)
+    pytester.syspathinsert()
+    pytester.runpytest_inprocess(
+        str(SUITE), f"--impl={impl}", "-k", select, "--results", str(results), "-p", "short_timeout",
+        "--import-mode=importlib", "-p", "no:cacheprovider", "-q", "-W", "ignore::UserWarning",
+    )
+    return [json.loads(line) for line in results.read_text().splitlines()]
+
+
+#: (impl, select) -> records: one suite run per decoder serves all its faults.
+_RUNS: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+
+@pytest.fixture
+def records(pytester: pytest.Pytester) -> Callable[[str, str], list[dict[str, Any]]]:
+    def get(impl: str, select: str) -> list[dict[str, Any]]:
+        if (impl, select) not in _RUNS:
+            _RUNS[(impl, select)] = _run(pytester, impl, select)
+        return _RUNS[(impl, select)]
+
+    return get
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f"{f.adapter}-{f.case}-{f.outcome}")
+def test_wrong_decoder_is_caught(records: Any, fault: Fault) -> None:
+    """The wrong decoder gets the expected outcome on the case, citing the broken requirement."""
+    ran = records(f"wrong_decoders:{fault.adapter}", SELECT[fault.adapter])
+    assert ran, f"no case ran for {fault.adapter}"
+    hits = [r for r in ran if fault.case in r["case"] and r["outcome"] == fault.outcome and fault.requirement in r["message"]]
+    outcomes = sorted({(r["case"], r["outcome"]) for r in ran if r["outcome"] != "pass"})
+    assert hits, f"{fault.adapter} not caught on {fault.case!r} with {fault.outcome} citing {fault.requirement!r}; non-pass: {outcomes}"
+
+
+def test_forged_header_allocation_is_measured(records: Any) -> None:
+    """The decoder that trusts a forged 65535x65535 header is seen allocating the whole frame."""
+    forged = [r for r in records("wrong_decoders:SizesFromHeader", SELECT["SizesFromHeader"]) if "forged" in r["case"]]
+    assert forged and all(r["metrics"].get("peak_mib", 0) > 4000 for r in forged), forged
+
+
+def test_correct_decoder_passes_the_same_cases(records: Any) -> None:
+    """All those cases decoded by the correct imagecodecs adapter: no fail, warn, error or timeout."""
+    ran = records("imagecodecs", " or ".join(f"({s})" for s in SELECT.values()))
+    bad = [(r["case"], r["outcome"], r["message"][:200]) for r in ran if r["outcome"] in ("fail", "warn", "error", "timeout")]
+    assert len(ran) > 50 and not bad, bad
