@@ -22,6 +22,7 @@ BUILTINS: dict[str, str] = {
     "turbojpeg": "zarr_jpeg_conformance.adapters.turbojpeg:TurboJpegAdapter",
     "imagecodecs": "zarr_jpeg_conformance.adapters.imagecodecs:ImagecodecsAdapter",
     "pillow": "zarr_jpeg_conformance.adapters.pillow:PillowAdapter",
+    "zarr": "zarr_jpeg_conformance.adapters.zarr:ZarrAdapter",
 }
 
 

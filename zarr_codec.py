@@ -1,0 +1,220 @@
+"""The ``jpeg`` codec for zarr-python: a Zarr v3 ``array -> bytes`` codec built on the shared core.
+
+Parsing is :func:`core.config.parse_codec` (the same rules and the same :class:`ConfigError`
+as everywhere in this project); chunk checks, stream checks and color rules are those of
+:class:`adapters.backend.BackendAdapter`; the pixels come from one JPEG library, the first of
+imagecodecs, Pillow and PyTurboJPEG that loads, unless a backend is named.
+
+zarr finds the codec through the ``zarr.codecs`` entry point ``jpeg`` (or :func:`register`).
+When several packages register ``jpeg``, pin this one with
+``zarr.config.set({"codecs.jpeg": REGISTRY_KEY})``. The backend of codecs that zarr builds
+from metadata can be chosen with ``zarr.config.set({BACKEND_CONFIG_KEY: "pillow"})``.
+
+Public zarr API only (``zarr.abc.codec``, ``zarr.core.buffer``, ``zarr.core.array_spec``,
+``zarr.registry``, ``zarr.config``), the same surface zarr's own codecs and its
+custom-codec documentation use, so it works with zarr 3.1 and newer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from zarr.abc.codec import ArrayBytesCodec
+
+from .adapters import AdapterLoadError, load_adapter
+from .adapters.backend import BackendAdapter
+from .core.config import JpegConfig, parse_codec
+from .core.errors import ChunkError
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from zarr.core.array_spec import ArraySpec
+    from zarr.core.buffer import Buffer, NDBuffer
+
+__all__ = [
+    "BACKENDS",
+    "backend_adapter",
+    "BACKEND_CONFIG_KEY",
+    "DEFAULT_QUALITY",
+    "REGISTRY_KEY",
+    "JpegCodec",
+    "default_backend",
+    "register",
+]
+
+#: Built-in adapters the codec can run on, in order of preference.
+BACKENDS: tuple[str, ...] = ("imagecodecs", "pillow", "turbojpeg")
+#: The quality a convenience constructor uses when none is given (JPEG-Q-06 SHOULD).
+DEFAULT_QUALITY = 95
+#: The name zarr's codec registry files this class under (``module.qualname``).
+REGISTRY_KEY = "zarr_jpeg_conformance.zarr_codec.JpegCodec"
+#: zarr config key naming the backend of codecs built by ``from_dict`` (None: first that loads).
+BACKEND_CONFIG_KEY = "jpeg_conformance.backend"
+
+
+@cache
+def backend_adapter(name: str) -> BackendAdapter:
+    if name not in BACKENDS:
+        raise ValueError(f"unknown jpeg backend {name!r}: use one of {', '.join(BACKENDS)}")
+    adapter = load_adapter(name)  # AdapterLoadError (a RuntimeError) says why it cannot load
+    if not isinstance(adapter, BackendAdapter):
+        raise AdapterLoadError(f"{name!r} is not a BackendAdapter")
+    return adapter
+
+
+@cache
+def default_backend() -> str:
+    """The first backend of :data:`BACKENDS` that loads; AdapterLoadError if none does."""
+    reasons = []
+    for name in BACKENDS:
+        try:
+            backend_adapter(name)
+        except AdapterLoadError as exc:
+            reasons.append(f"{name}: {exc}")
+        else:
+            return name
+    raise AdapterLoadError("no JPEG backend for the zarr jpeg codec loads:\n  " + "\n  ".join(reasons))
+
+
+def _configured_backend() -> str:
+    import zarr
+
+    name = zarr.config.get(BACKEND_CONFIG_KEY, None)
+    return str(name) if name else default_backend()
+
+
+def _minimal_codec(
+    quality: object, encoded_color_space: object, decoded_color_space: object, subsampling: object
+) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"quality": quality, "encoded_color_space": encoded_color_space}
+    if decoded_color_space is not None:
+        cfg["decoded_color_space"] = decoded_color_space
+    if subsampling is not None:
+        cfg["subsampling"] = subsampling  # parse_codec takes lists or tuples, and rejects the rest
+    return {"name": "jpeg", "configuration": cfg}
+
+
+@dataclass(frozen=True, init=False)
+class JpegCodec(ArrayBytesCodec):
+    """The Zarr v3 ``jpeg`` codec. Fields hold the parsed configuration, defaults applied.
+
+    ``JpegCodec(encoded_color_space="ycbcr", subsampling=[[2, 2], [1, 1], [1, 1]])`` builds
+    one with quality 95; :meth:`from_dict` parses metadata, where ``quality`` is required.
+    Invalid configurations raise :class:`core.errors.ConfigError` (a ``ValueError``); a valid
+    one the backend cannot handle correctly raises :class:`core.errors.Unsupported`.
+    """
+
+    #: JPEG output size depends on the content.
+    is_fixed_size: ClassVar[bool] = False  # type: ignore[misc]
+
+    quality: int
+    encoded_color_space: str
+    decoded_color_space: str
+    subsampling: tuple[tuple[int, int], ...]
+    #: Which library encodes and decodes; not part of the metadata, nor of equality.
+    backend: str = field(compare=False)
+
+    def __init__(
+        self,
+        *,
+        quality: int = DEFAULT_QUALITY,
+        encoded_color_space: str,
+        decoded_color_space: str | None = None,
+        subsampling: Sequence[Sequence[int]] | None = None,
+        backend: str | None = None,
+    ) -> None:
+        self._set(_minimal_codec(quality, encoded_color_space, decoded_color_space, subsampling), backend)
+
+    def _set(self, codec: Mapping[str, Any], backend: str | None) -> None:
+        name = backend or _configured_backend()
+        # The backend's parse is core.config.parse_codec plus the rejection, at parse time,
+        # of what this library cannot do correctly (JPEG-ECS-11).
+        config = backend_adapter(name).parse(codec)
+        for key, value in (
+            ("quality", config.quality),
+            ("encoded_color_space", config.encoded_color_space),
+            ("decoded_color_space", config.decoded_color_space),
+            ("subsampling", config.subsampling),
+            ("backend", name),
+        ):
+            object.__setattr__(self, key, value)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:  # type: ignore[override]
+        """Parse a codec object from metadata: no defaults beyond the spec's (JPEG-Q-05)."""
+        codec = cls.__new__(cls)
+        codec._set(data, None)
+        return codec
+
+    @classmethod
+    def with_backend(cls, data: Mapping[str, Any], backend: str) -> Self:
+        """Parse a codec object like :meth:`from_dict`, on the named backend."""
+        codec = cls.__new__(cls)
+        codec._set(data, backend)
+        return codec
+
+    @property
+    def config(self) -> JpegConfig:
+        return JpegConfig(self.quality, self.encoded_color_space, self.decoded_color_space, self.subsampling)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The codec object written minimally: default ``decoded_color_space`` and, for rgb and
+        grayscale, ``subsampling`` are omitted (JPEG-SUB-06)."""
+        return self.config.to_codec()
+
+    def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
+        # Variable-size output: zarr's contract is NotImplementedError, as for gzip or zstd.
+        raise NotImplementedError("the size of a JPEG stream depends on the chunk's content")
+
+    # Chunk shape and dtype are not checked in validate(): zarr passes the *array's* shape
+    # and dtype, but the chunk that reaches this codec may have been transposed, reshaped
+    # or cast by array -> array codecs before it. They are checked on each chunk instead.
+
+    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
+        data = backend_adapter(self.backend).encode(self.config, chunk_array.as_numpy_array())
+        return chunk_spec.prototype.buffer.from_bytes(data)
+
+    def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        dtype = _native_dtype(chunk_spec)
+        if dtype != np.uint8:
+            raise ChunkError("JPEG-DT-01", f"array data type is {dtype}: only uint8 is supported")
+        out = backend_adapter(self.backend).decode(self.config, chunk_bytes.to_bytes(), tuple(chunk_spec.shape))
+        return chunk_spec.prototype.nd_buffer.from_numpy_array(out)
+
+    # imagecodecs, Pillow and PyTurboJPEG release the GIL for all but the start and end of a
+    # call (measured: a Python thread beside one 4096x4096x3 decode stalls 5-50 ms of its
+    # 150-700 ms; see bench_zarr), so each chunk runs in a worker thread, off zarr's event
+    # loop, and chunks code in parallel. _encode_sync/_decode_sync also satisfy zarr's
+    # SupportsSyncCodec protocol, which the opt-in synchronous pipeline of later zarr releases
+    # calls (zarr-python #3885; not exercised here, as zarr >= 3.2 needs Python 3.12).
+    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
+        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+
+    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        return await asyncio.to_thread(self._decode_sync, chunk_bytes, chunk_spec)
+
+
+def _native_dtype(chunk_spec: ArraySpec) -> np.dtype[Any]:
+    dtype = chunk_spec.dtype
+    # zarr >= 3.1 wraps data types (ZDType); earlier releases used numpy dtypes directly.
+    to_native = getattr(dtype, "to_native_dtype", None)
+    return np.dtype(to_native() if to_native else dtype)
+
+
+def register() -> None:
+    """Register :class:`JpegCodec` as ``jpeg`` (and the reshape codec, if zarr has none).
+
+    Not needed once the package's ``zarr.codecs`` entry point is installed; harmless then.
+    """
+    from zarr.registry import register_codec
+
+    from . import zarr_reshape
+
+    register_codec("jpeg", JpegCodec)
+    zarr_reshape.register()
