@@ -74,7 +74,7 @@ FAMILIES: dict[str, Tolerance] = {
             8.0,
             "T.81 leaves chroma upsampling to the decoder: box upsampling lies up to 53 (4.06) from "
             "libjpeg's triangle filter on the corpus, whose subsampled images have smooth chroma "
-            "(generate_fixtures.SMOOTH_CHROMA); JavaScript decoders 28-37 (1.88) on natural images "
+            "(fixturegen.reference.SMOOTH_CHROMA); JavaScript decoders 28-37 (1.88) on natural images "
             "(backends.md 4.2). A wrong colour transform is at least 125 (35.1) away.",
         ),
     )

@@ -1,0 +1,178 @@
+"""The foreign cases: valid JPEG that the codec's own encoders do not write.
+
+Other encoders and options (optimized tables, restart intervals, several scans, progressive,
+arithmetic, lossless, odd factors, 12/16-bit, CMYK), and colour-marker variants edited from
+reference streams. Each row is one case; the verdicts are shared by name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import color
+from ..harness import codec
+from .edits import JFIF, Edit, adobe, drop_app, drop_jfif, insert_before, segment, set_component_ids, with_fill
+from .encoders import cjpeg, ic, pil, planar
+from .recipe import C420, C444, GRAY, Edited, Encoded, Recipe, Verdict
+from .reference import RGB_BASE, YCC420_BASE, YCC_BASE
+
+#: cjpeg -scans script: each component in its own sequential scan.
+SEQ3 = "0: 0 63 0 0;\n1: 0 63 0 0;\n2: 0 63 0 0;\n"
+
+BASELINE = Verdict(("JPEG-FMT-01", "JPEG-X-09", "JPEG-DEC-01"), "MUST", "decode")
+NOT_BASELINE = Verdict(("JPEG-X-09", "JPEG-DEC-01"), "MAY", "decode-or-reject")
+ODD_FACTORS = Verdict(("JPEG-X-04", "JPEG-DEC-01", "JPEG-SUB-01"), "MAY", "decode-or-reject")
+TOO_DEEP = Verdict(("JPEG-X-10", "JPEG-DIM-03"), "SHOULD", "reject")
+NO_MARKER = Verdict(("JPEG-DEC-01", "JPEG-X-06"), "MUST", "decode")
+APP14_YCC = Verdict(("JPEG-DEC-01", "JPEG-ECS-12"), "MUST", "decode")
+APP14_RGB = Verdict(("JPEG-ECS-12", "JPEG-DEC-01"), "MUST", "decode-or-reject")
+RGB_IDS = Verdict(("JPEG-X-12", "JPEG-ECS-12"), "SHOULD", "decode-or-reject")
+
+
+def _odd_factors(h: int, v: int, interleaved: bool) -> Encoded:
+    return Encoded(
+        f"factors-{h}x{v}" + ("" if interleaved else "-non-interleaved"),
+        f"ycbcr with luma factors [{h}, {v}] in "
+        + ("one interleaved scan" if interleaved else "three non-interleaved scans") + ", 45x61, cjpeg",
+        ODD_FACTORS, codec(85, "ycbcr", None, [(h, v), (1, 1), (1, 1)]), (45, 61, 3),
+        lambda im: cjpeg(im, "-quality", "85", "-sample", f"{h}x{v},1x1,1x1", scans_script=None if interleaved else SEQ3),
+        {"sof": 0xC0, "factors": ((h, v), (1, 1), (1, 1)), "scans": ((1, 2, 3),) if interleaved else ((1,), (2,), (3,))},
+        "Factors beyond the four required schemes are optional (JPEG-X-04): a decoder MAY reject them "
+        "cleanly, and one that decodes them must return libjpeg-turbo's pixels within the subsampled tolerance."
+        + ("" if interleaved else " One interleaved MCU would hold h*v + 2 > 10 blocks, which T.81 B.2.3 forbids."),
+        tool="cjpeg",
+    )  # fmt: skip
+
+
+def _colour_markers(name: str, base: str, how: str, edit: Edit, description: str, verdict: Verdict,
+                    comment: str, jfif: bool, adobe_transform: int | None, ids: tuple[int, int, int]) -> Edited:  # fmt: skip
+    """A 4:4:4 stream whose colour markers (JFIF, APP14, component ids) are edited."""
+    structure = {"jfif": jfif, "adobe_transform": adobe_transform, "component_ids": ids}
+    return Edited(name, description, verdict, base, edit, how, comment, codec=C444, structure=structure)
+
+
+RGB = (82, 71, 66)  # component ids 'R', 'G', 'B'
+YCC = (1, 2, 3)
+
+FOREIGN: tuple[Encoded | Edited, ...] = (
+    Encoded("optimized-huffman", "ycbcr 4:2:0 with optimized Huffman tables, 48x64, Pillow", BASELINE, C420, (48, 64, 3),
+            lambda im: pil(im, "RGB", quality=85, subsampling=2, optimize=True), {"sof": 0xC0},
+            "Optimized tables are still baseline (T.81 Annex K tables are only examples): every decoder decodes them."),
+    Encoded("restart-every-mcu", "ycbcr 4:2:0 with a restart marker after every MCU, 45x61, cjpeg", BASELINE, C420,
+            (45, 61, 3), lambda im: cjpeg(im, "-quality", "85", "-restart", "1B"), {"sof": 0xC0, "restart_interval": 1},
+            "Restart intervals (DRI, RST0-RST7, wrapping around) are part of baseline: every decoder decodes them.",
+            tool="cjpeg"),
+    Encoded("restart-every-row", "grayscale with a restart marker after every MCU row, 48x64, Pillow", BASELINE, GRAY,
+            (48, 64, 1), lambda im: pil(im, "L", quality=85, restart_marker_rows=1), {"sof": 0xC0, "restart_interval": 8},
+            "Restart intervals are part of baseline: every decoder decodes them."),
+    Encoded("non-interleaved-420", "ycbcr 4:2:0 in three non-interleaved sequential scans, 45x61, cjpeg", BASELINE,
+            C420, (45, 61, 3), lambda im: cjpeg(im, "-quality", "85", scans_script=SEQ3),
+            {"sof": 0xC0, "scans": ((1,), (2,), (3,))},
+            "A baseline frame may code its components in several scans (T.81 B.2.1): still SOF0, every decoder decodes it.",
+            tool="cjpeg"),
+    Encoded("non-interleaved-tables-per-scan",
+            "ycbcr 4:2:2 in three scans, Huffman tables redefined per scan, 40x56, core/scans.py", BASELINE,
+            codec(85, "ycbcr", None, [(2, 1), (1, 1), (1, 1)]), (40, 56, 3),
+            lambda im: planar(color.rgb_to_ycbcr(im), ((2, 1), (1, 1), (1, 1)), 85),
+            {"sof": 0xC0, "scans": ((1,), (2,), (3,))},
+            "What the built-in adapters write for factor sets their library lacks: DHT before each SOS, one "
+            "quantization table per component. Baseline (T.81 B.2.1): every decoder decodes it.",
+            prepared="converted to YCbCr with core.color.rgb_to_ycbcr"),
+    Edited("comment-and-app-segments", "ycbcr 4:2:0 with COM, APP1 (Exif) and APP2 segments, 48x80", BASELINE,
+           YCC420_BASE,
+           lambda d: insert_before(
+               d, 0xDB,
+               segment(0xFE, b"written by zarr-jpeg-conformance")
+               + segment(0xE1, b"Exif\x00\x00MM\x00\x2a\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00")
+               + segment(0xE2, b"unrelated application data\x00" + bytes(range(64))),
+           ),
+           "COM, APP1 'Exif' and APP2 segments inserted before the DQT",
+           "Decoders skip COM and unknown APPn segments (T.81 B.2.4.5, B.2.4.6).",
+           structure={"comments": 1, "app_segments": (0xE0, 0xE1, 0xE2)}),
+    Edited("fill-bytes", "ycbcr 4:2:0 with 0xFF fill bytes before its header markers, 48x80", BASELINE, YCC420_BASE,
+           with_fill, "three 0xFF fill bytes inserted before every marker from DQT to SOS",
+           "Any marker may be preceded by 0xFF fill bytes (T.81 B.1.1.2).", structure={"sof": 0xC0, "problems": ()}),
+    Encoded("progressive-420", "ycbcr 4:2:0 progressive (SOF2), 45x61, cjpeg", NOT_BASELINE, C420, (45, 61, 3),
+            lambda im: cjpeg(im, "-quality", "85", "-progressive"), {"sof": 0xC2},
+            "Not baseline: a decoder MAY reject it cleanly, or decode it (to the same pixels) (JPEG-X-09).", tool="cjpeg"),
+    Encoded("progressive-gray", "grayscale progressive (SOF2), 48x64, Pillow", NOT_BASELINE, GRAY, (48, 64, 1),
+            lambda im: pil(im, "L", quality=85, progressive=True), {"sof": 0xC2},
+            "Not baseline: a decoder MAY reject it cleanly, or decode it (JPEG-X-09)."),
+    Encoded("arithmetic-420", "ycbcr 4:2:0 arithmetic-coded (SOF9), 45x61, cjpeg", NOT_BASELINE, C420, (45, 61, 3),
+            lambda im: cjpeg(im, "-quality", "85", "-arithmetic"), {"sof": 0xC9},
+            "Not baseline: a decoder MAY reject it cleanly (the JavaScript decoders do), or decode it (JPEG-X-09).", tool="cjpeg"),
+    Encoded("extended-16bit-tables",
+            "ycbcr 4:2:0 extended sequential (SOF1) with 16-bit quantization tables, 45x61, cjpeg", NOT_BASELINE,
+            C420, (45, 61, 3), lambda im: cjpeg(im, "-quality", "5"), {"sof": 0xC1, "precision": 8, "dqt_precisions": (1, 1)},
+            "cjpeg without -baseline writes quantization values above 255, so SOF1: 8-bit samples, not baseline (JPEG-X-09).",
+            tool="cjpeg"),
+    Encoded("lossless-8bit", "grayscale lossless (SOF3), 8-bit, 48x64, imagecodecs", NOT_BASELINE, GRAY, (48, 64, 1),
+            lambda im: ic(im, lossless=True), {"sof": 0xC3, "precision": 8},
+            "An 8-bit stream that is not a DCT process: a decoder MAY reject it (JPEG-X-09); decoding it must be exact."),
+    *(_odd_factors(h, v, interleaved=True) for h, v in ((3, 1), (1, 3), (2, 4), (4, 2), (4, 1), (1, 4))),
+    _odd_factors(4, 4, interleaved=False),
+    _odd_factors(3, 3, interleaved=False),
+    Encoded("precision-12", "grayscale 12-bit extended sequential (SOF1), 48x64, imagecodecs", TOO_DEEP, GRAY,
+            (48, 64, 1), lambda im: ic(im.astype(np.uint16) * 16, level=90, bitspersample=12),
+            {"sof": 0xC1, "precision": 12},
+            "12-bit samples cannot be returned as uint8 without loss: a decoder SHOULD reject (JPEG-X-10); "
+            "some JavaScript decoders return wrong 8-bit data.",
+            prepared="8-bit samples times 16, as uint16"),
+    Encoded("lossless-16bit", "grayscale lossless (SOF3), 16-bit, 48x64, imagecodecs", TOO_DEEP, GRAY, (48, 64, 1),
+            lambda im: ic(im.astype(np.uint16) * 257, lossless=True, bitspersample=16), {"sof": 0xC3, "precision": 16},
+            "16-bit samples cannot be returned as uint8 without loss: a decoder SHOULD reject (JPEG-X-10).",
+            prepared="8-bit samples times 257, as uint16"),
+    Encoded("cmyk", "CMYK (4 components, APP14 transform 0), 48x64, Pillow", TOO_DEEP, C444, (48, 64, 3),
+            lambda im: pil(im, "RGB", convert="CMYK", quality=90), {"sof": 0xC0, "adobe_transform": 0},
+            "Four components fit no chunk shape: a decoder SHOULD reject (JPEG-X-10); some libraries "
+            "silently convert to three channels.",
+            prepared="converted to CMYK by Pillow"),
+    _colour_markers(
+        "no-jfif", YCC_BASE, "JFIF APP0 removed", drop_jfif,
+        "ycbcr 4:4:4 without JFIF APP0 or APP14, component ids 1, 2, 3", NO_MARKER,
+        "No colour marker and ids 1, 2, 3: YCbCr by every rule (T.871, libjpeg, pdf.js); decoders must convert it.",
+        jfif=False, adobe_transform=None, ids=YCC),
+    _colour_markers(
+        "app14-transform1", YCC_BASE, "JFIF APP0 replaced by APP14 Adobe transform 1",
+        lambda d: insert_before(drop_jfif(d), 0xDB, adobe(1)),
+        "ycbcr 4:4:4 with APP14 transform 1 (YCbCr) and no JFIF", APP14_YCC,
+        "APP14 says YCbCr (the spec's decoding step: APP14, when present, indicates the stored colour space).",
+        jfif=False, adobe_transform=1, ids=YCC),
+    _colour_markers(
+        "app14-transform1-rgb-ids", YCC_BASE,
+        "JFIF APP0 replaced by APP14 transform 1; component ids set to 'R','G','B'",
+        lambda d: set_component_ids(insert_before(drop_jfif(d), 0xDB, adobe(1)), RGB),
+        "ycbcr 4:4:4 with APP14 transform 1 and component ids 'R','G','B'", APP14_YCC,
+        "APP14 wins over component ids: the samples are YCbCr (every decoder measured agrees).",
+        jfif=False, adobe_transform=1, ids=RGB),
+    _colour_markers(
+        "app14-transform0-ycc-ids", RGB_BASE, "component ids of the rgb stream set to 1, 2, 3",
+        lambda d: set_component_ids(d, YCC),
+        "rgb with APP14 transform 0 and component ids 1, 2, 3", APP14_RGB,
+        "APP14 transform 0 says the samples are not transformed: return them as stored, or reject (JPEG-ECS-12).",
+        jfif=False, adobe_transform=0, ids=YCC),
+    _colour_markers(
+        "rgb-ids-no-app14", RGB_BASE, "APP14 removed from the rgb stream",
+        lambda d: drop_app(d, 0xEE, b"Adobe"),
+        "rgb with component ids 'R','G','B' and neither JFIF nor APP14", RGB_IDS,
+        "No colour marker, but ids 'R','G','B': libjpeg and pdf.js read RGB, jpeg-js and jpgjs convert (JPEG-X-12).",
+        jfif=False, adobe_transform=None, ids=RGB),
+    _colour_markers(
+        "jfif-app14-transform0", RGB_BASE, "JFIF APP0 inserted before the APP14 of the rgb stream",
+        lambda d: d[:2] + JFIF + d[2:],
+        "rgb with both JFIF APP0 and APP14 transform 0, component ids 'R','G','B'", APP14_RGB,
+        "Decoders disagree (backends.md 11.4): libjpeg lets JFIF win and converts, pdf.js lets APP14 win. The spec's "
+        "decoding step says APP14 indicates the stored colour space, so the raw components, or a clean rejection "
+        "(JPEG-ECS-12); a converted decode fails.",
+        jfif=True, adobe_transform=0, ids=RGB),
+    _colour_markers(
+        "jfif-app14-transform0-ycc-ids", RGB_BASE, "JFIF APP0 inserted and component ids set to 1, 2, 3",
+        lambda d: set_component_ids(d[:2] + JFIF + d[2:], YCC),
+        "rgb with both JFIF APP0 and APP14 transform 0, component ids 1, 2, 3", APP14_RGB,
+        "As jfif-app14-transform0, without the 'R','G','B' ids that hint at RGB: APP14 still decides (JPEG-ECS-12).",
+        jfif=True, adobe_transform=0, ids=YCC),
+)
+
+
+def foreign_recipes() -> list[Recipe]:
+    return [row.recipe("foreign") for row in FOREIGN]

@@ -1,0 +1,109 @@
+"""The malformed cases: broken streams, and streams that do not fit the chunk they are decoded into.
+
+Each row is one byte edit of a reference stream (or of nothing); the defaults are a
+4:2:0 configuration, a (48, 80, 3) chunk and a rejection.
+"""
+
+from __future__ import annotations
+
+from .edits import SOF, cut, cut_before_scan, dht_cut, noise_bytes, oversubscribed, patched, unchanged
+from .recipe import C444, GRAY, Edited, Recipe, Verdict
+from .reference import GRAY_BASE, SECOND_420, WIDE_BASE, YCC420_BASE
+
+EOI = b"\xff\xd9"
+
+BROKEN = Verdict(("JPEG-DEC-01",), "MUST", "reject")
+TRUNCATED = Verdict(("JPEG-X-07", "JPEG-DEC-01"), "SHOULD", "reject")
+TRAILING = Verdict(("JPEG-X-11", "JPEG-DEC-01"), "MAY", "decode-or-reject")
+FORGED = Verdict(("JPEG-DIM-03", "JPEG-X-13", "JPEG-X-03"), "MUST", "reject")
+WRONG_SIZE = Verdict(("JPEG-DIM-03", "JPEG-DEC-03"), "MUST", "reject")
+REFACTORED = Verdict(("JPEG-X-08", "JPEG-DIM-03"), "SHOULD", "reject")
+
+MALFORMED: tuple[Edited, ...] = (
+    Edited("empty", "zero bytes", BROKEN, None, unchanged, "b''",
+           "Nothing to decode: a clean rejection (ValueError or TypeError), not a crash."),
+    Edited("random-bytes", "4096 pseudo-random bytes", BROKEN, None, lambda _d: noise_bytes(4096, "random-bytes"),
+           "SHA-256 counter-mode bytes, label 'random-bytes'", "Not a JPEG stream."),
+    Edited("soi-only", "the SOI marker alone", BROKEN, None, lambda _d: b"\xff\xd8", "FFD8",
+           "PyTurboJPEG 1.x returns a (0, 0, 3) array for it (backends.md 11.13)."),
+    Edited("soi-eoi", "SOI followed by EOI", BROKEN, None, lambda _d: b"\xff\xd8" + EOI, "FFD8 FFD9",
+           "No frame, no scan."),
+    Edited("data-before-soi", "a stream preceded by 16 bytes of text", BROKEN, YCC420_BASE,
+           lambda d: b"not a jpeg start" + d, "16 ASCII bytes prepended",
+           "A JPEG stream starts with SOI (T.81 B.2.1); libjpeg refuses anything else."),
+    Edited("headers-no-scan", "tables and frame header, then EOI, no scan", BROKEN, YCC420_BASE,
+           cut_before_scan(then=EOI), "cut before SOS, EOI appended", "A frame with no scan holds no samples."),
+    Edited("headers-only", "tables and frame header only, cut before SOS", BROKEN, YCC420_BASE,
+           cut_before_scan(), "cut before SOS", "No scan and no EOI."),
+    Edited("truncated-after-sos", "cut right after the scan header", TRUNCATED, YCC420_BASE,
+           cut(0.0), "cut at the first byte of entropy-coded data",
+           "No entropy-coded data at all: a decoder SHOULD reject rather than return a grey chunk (JPEG-X-07)."),
+    *(
+        Edited(f"truncated-{pct}", f"entropy-coded data cut at {pct} %", TRUNCATED, YCC420_BASE,
+               cut(pct / 100), f"cut at {pct} % of the entropy-coded data",
+               "Several libraries return the missing rows as grey, silently (backends.md 6): a decoder "
+               "SHOULD reject (JPEG-X-07).")
+        for pct in (10, 50, 90)
+    ),
+    Edited("truncated-50-gray", "grayscale, entropy-coded data cut at 50 %", TRUNCATED, GRAY_BASE,
+           cut(0.5), "cut at 50 % of the entropy-coded data", "As truncated-50, one component (JPEG-X-07).",
+           codec=GRAY, chunk_shape=(32, 96)),
+    Edited("truncated-50-with-eoi", "entropy-coded data cut at 50 %, then EOI", TRUNCATED, YCC420_BASE,
+           cut(0.5, then=EOI), "cut at 50 % of the entropy-coded data, EOI appended",
+           "Structurally complete, but the scan ends early: only decoding shows it. libjpeg warns "
+           "('premature end of data segment') and fills the rest; a decoder SHOULD reject (JPEG-X-07)."),
+    Edited("missing-eoi", "complete entropy-coded data without the EOI marker", TRUNCATED, YCC420_BASE,
+           lambda d: d[:-2], "last two bytes (EOI) removed",
+           "Every sample is there, but the stream is cut (JPEG-X-07 counts a missing EOI as truncation)."),
+    Edited("trailing-garbage", "512 pseudo-random bytes after EOI", TRAILING, YCC420_BASE,
+           lambda d: d + noise_bytes(512, "trailing-garbage"), "512 SHA-256 counter-mode bytes appended",
+           "The image before EOI is complete: a decoder MAY ignore what follows or MAY reject (JPEG-X-11)."),
+    Edited("concatenated", "a second, different stream right after EOI", TRAILING, YCC420_BASE,
+           unchanged, f"{SECOND_420} appended after EOI",
+           "Every decoder measured returns the first image (backends.md 6): it MAY do so, or MAY reject (JPEG-X-11).",
+           appended=SECOND_420),
+    Edited("forged-65535x65535", "frame header claims 65535x65535, data of a 48x80 image", FORGED, YCC420_BASE,
+           patched(SOF, 5, b"\xff\xff\xff\xff"), "SOF height and width set to 65535",
+           "The chunk is 48x80: reject from the header alone. imagecodecs decodes such a header into "
+           "4.3 GB in 26 s (backends.md 11.15); memory must stay bounded by the chunk (JPEG-X-13).",
+           structure={"height": 65535, "width": 65535}),
+    Edited("size-mismatch", "a 48x80 stream decoded into a 48x64 chunk", WRONG_SIZE, YCC420_BASE,
+           unchanged, "unchanged; decoded into a chunk of another size",
+           "The samples cannot be reshaped to the chunk shape (JPEG-DIM-03).", chunk_shape=(48, 64, 3)),
+    Edited("transposed", "a 32x96 stream decoded into a 96x32 chunk (same sample count)", REFACTORED, WIDE_BASE,
+           unchanged, "unchanged; decoded into the transposed chunk shape",
+           "Reshaping would work, but a swapped height and width is the mark of an axis-order bug (JPEG-X-08).",
+           codec=C444, chunk_shape=(96, 32, 3)),
+    Edited("refactorized", "a 32x96 stream decoded into a 64x48 chunk (same sample count)", REFACTORED, WIDE_BASE,
+           unchanged, "unchanged; decoded into another factorization of 3072 samples",
+           "Reshaping would work but scrambles the image (JPEG-X-08).", codec=C444, chunk_shape=(64, 48, 3)),
+    Edited("gray-into-color-chunk", "a grayscale stream decoded into an (H, W, 3) chunk", WRONG_SIZE, GRAY_BASE,
+           unchanged, "unchanged; decoded under a ycbcr configuration into (32, 96, 3)",
+           "One component cannot fill three (JPEG-DIM-03).", codec=C444, chunk_shape=(32, 96, 3)),
+    Edited("color-into-gray-chunk", "a 3-component stream decoded into an (H, W) chunk", WRONG_SIZE, WIDE_BASE,
+           unchanged, "unchanged; decoded under a grayscale configuration into (32, 96)",
+           "Three components do not fit one; reading only luma would be a conversion the spec does not "
+           "define (JPEG-DEC-02).", codec=GRAY, chunk_shape=(32, 96)),
+    Edited("huffman-oversubscribed", "first Huffman table declares more codes than fit", BROKEN, YCC420_BASE,
+           oversubscribed, "two more 1-bit codes, two fewer of the longest length",
+           "No valid code assignment exists (T.81 C.2); libjpeg: 'Bogus Huffman table definition'."),
+    Edited("huffman-cut", "a DHT segment 8 bytes shorter than its code counts need", BROKEN, YCC420_BASE,
+           dht_cut, "DHT length reduced by 8 and its last 8 bytes removed", "The table's symbols run past its segment."),
+    Edited("quantization-index", "a DQT defines table 5 (only 0-3 exist)", BROKEN, YCC420_BASE,
+           patched(0xDB, 4, b"\x05"), "Pq/Tq byte of the first DQT set to 0x05", "T.81 B.2.4.1 allows table ids 0-3."),
+    Edited("quantization-undefined", "the frame uses a quantization table that is never defined", BROKEN, YCC420_BASE,
+           patched(SOF, 12, b"\x03"), "Tq of component 1 set to 3",
+           "Nothing to dequantize with; libjpeg: 'Quantization table 0x03 was not defined'."),
+    Edited("sampling-factor-5", "a frame component declares sampling factor 5", BROKEN, YCC420_BASE,
+           patched(SOF, 11, b"\x51"), "H/V byte of component 1 set to 0x51", "T.81 B.2.2 allows factors 1-4."),
+    Edited("height-zero", "frame header declares height 0 (DNL)", BROKEN, YCC420_BASE,
+           patched(SOF, 5, b"\x00\x00"), "SOF height set to 0",
+           "A height defined later by DNL: libjpeg does not support it, and the chunk fixes the height."),
+    Edited("scan-unknown-component", "the scan names a component the frame lacks", BROKEN, YCC420_BASE,
+           patched(0xDA, 5, b"\x09"), "first scan component id set to 9",
+           "T.81 B.2.3: scan components must be frame components."),
+)
+
+
+def malformed_recipes() -> list[Recipe]:
+    return [row.recipe("malformed") for row in MALFORMED]
