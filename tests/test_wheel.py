@@ -36,6 +36,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (pkg / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
         '[project]\nname = "example-pkg"\nversion = "0.1"\n'
+        '[tool.setuptools.package-data]\nexample_pkg = ["*.json"]\n'
     )
     (pkg / "example_pkg" / "__init__.py").write_text(
         textwrap.dedent(
@@ -45,8 +46,19 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
             class Adapter(ImagecodecsAdapter):
                 name = "example"
+
+                def parse(self, codec):
+                    # A known gap of this example implementation: no 4:4:0.
+                    cfg = codec.get("configuration") if isinstance(codec, dict) else None
+                    if isinstance(cfg, dict) and cfg.get("subsampling") == [[1, 2], [1, 1], [1, 1]]:
+                        raise ValueError("4:4:0 is not implemented yet")
+                    return super().parse(codec)
             '''
         )
+    )
+    (pkg / "example_pkg" / "known_failures.json").write_text(
+        json.dumps({"implementation": "example", "known_failures": [
+            {"case": "config.subsampling.jab-440", "reason": "4:4:0 is not implemented yet"}]})
     )
     for target in (wheel, pkg):
         done = _run(python, "-m", "pip", "install", "--no-deps", "-q", target, cwd=tmp)
@@ -72,15 +84,37 @@ def test_wheel_imports_and_finds_its_data(venv: Path, tmp_path: Path) -> None:
     assert "2020-12" in info["schema"]
 
 
+def _known_failures_file(venv: Path) -> Path:
+    code = "import example_pkg, pathlib; print(pathlib.Path(example_pkg.__file__).parent / 'known_failures.json')"
+    return Path(_run(venv, "-c", code, cwd=venv.parent).stdout.strip())
+
+
 def test_suites_run_from_an_unrelated_folder(venv: Path, tmp_path: Path) -> None:
-    """pytest --pyargs zarr_jpeg_conformance.suites --impl=example_pkg:Adapter works outside the repo."""
+    """pytest --pyargs zarr_jpeg_conformance.suites --impl=example_pkg:Adapter works outside the repo,
+    with the implementation's own known-failure file."""
     results = tmp_path / "results.jsonl"
     out = _run(
         venv, "-m", "pytest", "--pyargs", "zarr_jpeg_conformance.suites", "--impl=example_pkg:Adapter",
-        "-k", "parse or bitstream", "-q", "-p", "no:cacheprovider", "--results", results, cwd=tmp_path,
+        "--known-failures", _known_failures_file(venv),
+        "-k", "parse", "-q", "-p", "no:cacheprovider", "--results", results, cwd=tmp_path,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert "example" in out.stdout
     records = [json.loads(line) for line in results.read_text().splitlines()]
     assert len(records) > 150 and {r["implementation"] for r in records} == {"example"}
-    assert {r["outcome"] for r in records} <= {"pass", "unsupported"}
+    known = [r for r in records if r.get("known")]
+    assert [(r["case"], r["outcome"]) for r in known] == [("config.subsampling.jab-440", "fail")]
+    assert {r["outcome"] for r in records if not r.get("known")} <= {"pass", "unsupported"}
+
+
+def test_known_failure_that_passes_fails_the_run(venv: Path, tmp_path: Path) -> None:
+    """Strict: listing a case the implementation passes is reported, and the run fails."""
+    stale = tmp_path / "known.json"
+    stale.write_text(json.dumps({"implementation": "example", "known_failures": [
+        {"case": "config.quality.zero", "reason": "listed by mistake: the example rejects quality 0"}]}))
+    out = _run(
+        venv, "-m", "pytest", "--pyargs", "zarr_jpeg_conformance.suites", "--impl=example_pkg:Adapter",
+        "--known-failures", stale, "-k", "quality", "-q", "-p", "no:cacheprovider", cwd=tmp_path,
+    )
+    assert out.returncode == 1, out.stdout[-2000:]
+    assert "unexpected pass" in out.stdout
