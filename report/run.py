@@ -26,6 +26,7 @@ from typing import Any
 
 from .. import __version__
 from ..adapters import BUILTINS
+from ..harnesses import HARNESSES
 
 Log = Callable[[str], None]
 #: pytest exit codes: 0 all passed, 1 some tests failed; anything else means the run went wrong.
@@ -68,8 +69,9 @@ def probe(spec: str, timeout: float = 120.0) -> dict[str, Any]:
 
 
 def default_specs() -> list[str]:
-    """Every built-in adapter name (those that do not load are shown as not available)."""
-    return list(BUILTINS)
+    """Every built-in adapter and shipped harness (those that cannot run are shown with the reason)."""
+    harnesses = [f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses {name}" for name in HARNESSES]
+    return [*BUILTINS, *harnesses]
 
 
 def _targets(suites: Sequence[str]) -> list[str]:
