@@ -107,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (out / "environment.json").write_text(json.dumps(run.environment(_selection(args)), indent=1) + "\n", encoding="utf-8")
         metas = run.run_all(specs, out, options, _log)
         ready = [m["spec"] for m in metas if m.get("available")]
+        run.run_cross(ready, out, options, _log)
         if not ready:
             _log("no implementation could be loaded: the pages show why")
         throughput_file = out / "throughput.json"

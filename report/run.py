@@ -80,10 +80,26 @@ def _targets(suites: Sequence[str]) -> list[str]:
     return [f"zarr_jpeg_conformance.suites.{s if s.startswith('test_') else 'test_' + s}" for s in suites]
 
 
-def pytest_command(spec: str, results: Path, options: RunOptions) -> list[str]:
-    """The pytest command line for one implementation (without the isolating -c/--rootdir)."""
-    cmd = [sys.executable, "-m", "pytest", "--pyargs", *_targets(options.suites), f"--impl={spec}",
+#: The suite that pairs encoders with decoders: it runs once over all implementations together.
+CROSS_SUITE = "cross"
+
+
+def _wants_cross(options: RunOptions) -> bool:
+    return not options.suites or any(s.removeprefix("test_") == CROSS_SUITE for s in options.suites)
+
+
+def pytest_command(spec: str | Sequence[str], results: Path, options: RunOptions) -> list[str]:
+    """The pytest command line for one implementation, or for the cross run of several
+    (without the isolating -c/--rootdir)."""
+    cross = not isinstance(spec, str)
+    specs = list(spec) if cross else [spec]
+    targets = [f"zarr_jpeg_conformance.suites.test_{CROSS_SUITE}"] if cross else _targets(options.suites)
+    cmd = [sys.executable, "-m", "pytest", "--pyargs", *targets, *(f"--impl={s}" for s in specs),
            f"--results={results}", "-q", "-p", "no:cacheprovider", "--import-mode=importlib"]
+    if not cross:
+        # Pairs need every implementation in one session: the cross run does them all.
+        # pytest anchors a relative glob at the cwd; fnmatch's * also matches "/".
+        cmd.append(f"--ignore-glob=/*/suites/test_{CROSS_SUITE}.py")
     if options.keyword:
         cmd += ["-k", options.keyword]
     return cmd + list(options.pytest_args)
@@ -116,8 +132,8 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def run_suites(spec: str, stem: str, results_dir: Path, options: RunOptions, log: Log) -> dict[str, Any]:
-    """Run the suites on one implementation; returns the run record for its meta file."""
+def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options: RunOptions, log: Log) -> dict[str, Any]:
+    """Run the suites on one implementation (or the cross suite on several); returns the run record."""
     results = results_dir / f"{stem}.jsonl"
     log_path = results_dir / f"{stem}.log"
     cmd = pytest_command(spec, results.resolve(), options)
@@ -194,6 +210,16 @@ def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> l
         (results_dir / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
         metas.append(meta)
     return metas
+
+
+def run_cross(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> dict[str, Any] | None:
+    """Every encoder x decoder pair among the implementations, in one session: results/cross-pairs.jsonl."""
+    if len(specs) < 2 or not _wants_cross(options):
+        return None
+    log(f"cross: {len(specs)} implementations, every encoder x decoder pair")
+    record = run_suites(list(specs), "cross-pairs", out / "results", options, log)
+    log(f"cross: {sum(record['results'].values())} results in {record['seconds']:.1f} s")
+    return record
 
 
 def run_throughput(specs: Sequence[str], out: Path, *, repeats: int, size: int, timeout: float, log: Log) -> dict[str, Any]:
