@@ -37,12 +37,12 @@ class BackendAdapter:
     name: ClassVar[str]
     roles: frozenset[str] = frozenset({"encode", "decode"})
     #: Luma factors (chroma [1, 1]) the library writes itself in one interleaved scan.
-    native_factors: ClassVar[frozenset[Factor]] = frozenset()
+    native_factors: frozenset[Factor] = frozenset()
     #: True if other factor sets, rgb and YCbCr input may be written as non-interleaved
     #: scans assembled from grayscale streams of each component (core.scans).
     planar: ClassVar[bool] = True
     #: True if the library writes rgb (no transform, APP14 transform 0) itself.
-    native_rgb: ClassVar[bool] = False
+    native_rgb: bool = False
     #: True if the library takes YCbCr input without converting it.
     native_ycbcr_input: ClassVar[bool] = False
     #: True if the library can return stored YCbCr samples unconverted.

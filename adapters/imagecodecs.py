@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import imagecodecs
 import numpy as np
 
@@ -17,7 +15,7 @@ _SPACE = {"grayscale": "GRAY", "ycbcr": "YCbCr", "rgb": "RGB"}
 
 class ImagecodecsAdapter(BackendAdapter):
     name = "imagecodecs"
-    native_factors: ClassVar[frozenset[Factor]] = _NATIVE
+    native_factors: frozenset[Factor] = _NATIVE
     native_rgb = True
     native_ycbcr_input = True
     raw_ycbcr_output = True

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-from typing import ClassVar
-
 import numpy as np
 import PIL
 from PIL import Image, features
@@ -25,7 +23,7 @@ def _save(image: Image.Image, **options: object) -> bytes:
 
 class PillowAdapter(BackendAdapter):
     name = "pillow"
-    native_factors: ClassVar[frozenset[Factor]] = frozenset(_NATIVE)
+    native_factors: frozenset[Factor] = frozenset(_NATIVE)
     native_rgb = True
     native_ycbcr_input = True
     raw_ycbcr_output = True

@@ -12,8 +12,6 @@ import ctypes.util
 import inspect
 import threading
 import warnings
-from typing import ClassVar
-
 import numpy as np
 import turbojpeg as tj
 
@@ -27,7 +25,7 @@ _LEGACY_READABLE = frozenset(_SAMP)
 
 class TurboJpegAdapter(BackendAdapter):
     name = "turbojpeg"
-    native_factors: ClassVar[frozenset[Factor]] = frozenset(_SAMP)
+    native_factors: frozenset[Factor] = frozenset(_SAMP)
 
     def __init__(self) -> None:
         self._tj = tj.TurboJPEG()
