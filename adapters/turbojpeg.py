@@ -12,6 +12,7 @@ import ctypes.util
 import inspect
 import threading
 import warnings
+
 import numpy as np
 import turbojpeg as tj
 
