@@ -14,81 +14,21 @@ import json
 import sys
 import warnings
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, Any
 
 import pytest
 
-from .verdict import ConformanceWarning, Outcome, broken, cite
+from .known_failures import KnownFailuresWarning, load_known_failures
+from .verdict import ORDER, Judge, Outcome
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
-_ORDER = [Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.FAIL, Outcome.WARN, Outcome.UNSUPPORTED, Outcome.PASS]
 _STATE = pytest.StashKey["_State"]()
 #: Outcomes a known-failure entry expects; anything else is an unexpected pass.
 _FAILING = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.WARN})
 #: Default address-space limit of a harness process (--harness-memory), in MiB.
 _DEFAULT_MEMORY_MIB = 2048
-
-
-class Judge:
-    """Collects the outcome of one test of one implementation on one case."""
-
-    def __init__(self, implementation: str, case: str, requirements: Sequence[str], level: str) -> None:
-        self.implementation = implementation
-        self.case = case
-        self.requirements = list(requirements)
-        self.level = level
-        self.metrics: dict[str, float | int | str] = {}
-        self.outcome = Outcome.PASS
-        self.messages: list[str] = []
-
-    def _worse(self, outcome: Outcome) -> None:
-        if _ORDER.index(outcome) < _ORDER.index(self.outcome):
-            self.outcome = outcome
-
-    def cite(self, requirement: str) -> None:
-        """Add a requirement this test also rests on."""
-        if requirement not in self.requirements:
-            self.requirements.append(requirement)
-
-    def require(self, ok: bool, requirement: str, observed: str, *, level: str | None = None) -> None:
-        """Judge one check: a broken MUST fails now, a broken SHOULD warns and goes on."""
-        self.cite(requirement)  # a check that holds is evidence for its requirement too
-        if ok:
-            return
-        from .corpus import requirements
-
-        req = requirements().get(requirement)
-        outcome = broken(level or (req.level if req else "MUST"))
-        self.finish(outcome, f"{cite(requirement)}\n    observed: {observed}")
-
-    def finish(self, outcome: Outcome, message: str) -> None:
-        """Record an outcome; FAIL/ERROR end the test, UNSUPPORTED skips it, WARN warns."""
-        self._worse(outcome)
-        self.messages.append(f"{outcome.value}: {message}")
-        if outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
-            _fail(f"{self.implementation} / {self.case}: {outcome.value.upper()}\n  {message}")
-        if outcome is Outcome.UNSUPPORTED:
-            pytest.skip(f"unsupported: {self.implementation} / {self.case}: {message}")
-        if outcome is Outcome.WARN:
-            warnings.warn(ConformanceWarning(f"{self.implementation} / {self.case}: {message}"), stacklevel=3)
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "implementation": self.implementation,
-            "case": self.case,
-            "requirements": self.requirements,
-            "level": self.level,
-            "outcome": self.outcome.value,
-            "message": "\n".join(self.messages),
-            "metrics": self.metrics,
-        }
-
-
-def _fail(message: str) -> NoReturn:
-    pytest.fail(message, pytrace=False)
 
 
 class _State:
@@ -105,7 +45,7 @@ class _State:
         self.harness_memory: int | None = memory_mib << 20 if memory_mib > 0 else None
         #: Harness processes this session started (closed at the end).
         self.harnesses: list[Any] = []
-        self.known = _load_known_failures(config.getoption("known_failures") or [])
+        self.known = load_known_failures(config.getoption("known_failures") or [])
         self.results: IO[str] | None = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115
 
     def _exec(self, command: str | list[str], spec: str) -> Any:
@@ -420,7 +360,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         counts.setdefault(r["implementation"], Counter())[r["outcome"]] += 1
     terminalreporter.section("zarr-jpeg-conformance outcomes")
     for impl, c in counts.items():
-        parts = ", ".join(f"{c[o.value]} {o.value}" for o in reversed(_ORDER) if c[o.value])
+        parts = ", ".join(f"{c[o.value]} {o.value}" for o in reversed(ORDER) if c[o.value])
         known = [r for r in state.records if r["implementation"] == impl and r.get("known")]
         if known:
             unexpected = sum(1 for r in known if Outcome(r["outcome"]) not in _FAILING)
@@ -436,57 +376,3 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.results.close()
     for harness in state.harnesses if state else ():
         harness.close()
-
-
-class KnownFailuresWarning(UserWarning):
-    """A known-failure file lists cases that this run cannot check."""
-
-
-@dataclass(frozen=True)
-class KnownFailure:
-    """One entry of a known-failure file: a case the implementation is known to fail, and why."""
-
-    implementation: str
-    case: str
-    reason: str
-    issue: str | None
-    file: str
-
-
-def _load_known_failures(paths: Sequence[str]) -> dict[tuple[str, str], KnownFailure]:
-    """Every entry of every --known-failures file, keyed by (implementation, case ID)."""
-    known: dict[tuple[str, str], KnownFailure] = {}
-    for path in paths:
-        def bad(problem: str, path: str = path) -> pytest.UsageError:
-            return pytest.UsageError(f"--known-failures={path}: {problem}")
-
-        try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise bad(f"cannot read it: {exc}") from exc
-        except ValueError as exc:
-            raise bad(f"not JSON: {exc}") from exc
-        if not isinstance(doc, dict) or set(doc) != {"implementation", "known_failures"}:
-            raise bad('expected an object with exactly "implementation" and "known_failures"')
-        impl, entries = doc["implementation"], doc["known_failures"]
-        if not isinstance(impl, str) or not impl:
-            raise bad('"implementation" must be the name of an implementation')
-        if not isinstance(entries, list):
-            raise bad('"known_failures" must be a list')
-        for i, entry in enumerate(entries):
-            where = f"known_failures[{i}]"
-            if not isinstance(entry, dict) or not {"case", "reason"} <= set(entry) <= {"case", "reason", "issue"}:
-                raise bad(f'{where} must be an object with "case" and "reason" (and optionally "issue"), got {entry!r}')
-            case, reason, issue = entry["case"], entry["reason"], entry.get("issue")
-            if not isinstance(case, str) or not case:
-                raise bad(f'{where}: "case" must be a case ID, got {case!r}')
-            if not isinstance(reason, str) or not reason.strip():
-                raise bad(f'{where} ({case}): a known failure needs a "reason"')
-            if issue is not None and (not isinstance(issue, str) or not issue):
-                raise bad(f'{where} ({case}): "issue" must be a non-empty string (a URL)')
-            if (impl, case) in known:
-                raise bad(f"{where}: {case} of {impl!r} is listed twice (also in {known[impl, case].file})")
-            known[impl, case] = KnownFailure(impl, case, reason.strip(), issue, path)
-    return known
-
-

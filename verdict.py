@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import enum
 import traceback
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
+
+import pytest
 
 from .corpus import requirements
 
@@ -86,3 +89,64 @@ def broken(level: str) -> Outcome:
     """The outcome of a check that did not hold, for a requirement of this level."""
     sev = severity(level)
     return Outcome.FAIL if sev == "MUST" else Outcome.WARN if sev == "SHOULD" else Outcome.UNSUPPORTED
+
+
+#: Worst first: the outcome a test records is the worst of its checks.
+ORDER = [Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.FAIL, Outcome.WARN, Outcome.UNSUPPORTED, Outcome.PASS]
+
+
+class Judge:
+    """Collects the outcome of one test of one implementation on one case."""
+
+    def __init__(self, implementation: str, case: str, requirements: Sequence[str], level: str) -> None:
+        self.implementation = implementation
+        self.case = case
+        self.requirements = list(requirements)
+        self.level = level
+        self.metrics: dict[str, float | int | str] = {}
+        self.outcome = Outcome.PASS
+        self.messages: list[str] = []
+
+    def _worse(self, outcome: Outcome) -> None:
+        if ORDER.index(outcome) < ORDER.index(self.outcome):
+            self.outcome = outcome
+
+    def cite(self, requirement: str) -> None:
+        """Add a requirement this test also rests on."""
+        if requirement not in self.requirements:
+            self.requirements.append(requirement)
+
+    def require(self, ok: bool, requirement: str, observed: str, *, level: str | None = None) -> None:
+        """Judge one check: a broken MUST fails now, a broken SHOULD warns and goes on."""
+        self.cite(requirement)  # a check that holds is evidence for its requirement too
+        if ok:
+            return
+        req = requirements().get(requirement)
+        outcome = broken(level or (req.level if req else "MUST"))
+        self.finish(outcome, f"{cite(requirement)}\n    observed: {observed}")
+
+    def finish(self, outcome: Outcome, message: str) -> None:
+        """Record an outcome; FAIL/ERROR end the test, UNSUPPORTED skips it, WARN warns."""
+        self._worse(outcome)
+        self.messages.append(f"{outcome.value}: {message}")
+        if outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
+            _fail(f"{self.implementation} / {self.case}: {outcome.value.upper()}\n  {message}")
+        if outcome is Outcome.UNSUPPORTED:
+            pytest.skip(f"unsupported: {self.implementation} / {self.case}: {message}")
+        if outcome is Outcome.WARN:
+            warnings.warn(ConformanceWarning(f"{self.implementation} / {self.case}: {message}"), stacklevel=3)
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "implementation": self.implementation,
+            "case": self.case,
+            "requirements": self.requirements,
+            "level": self.level,
+            "outcome": self.outcome.value,
+            "message": "\n".join(self.messages),
+            "metrics": self.metrics,
+        }
+
+
+def _fail(message: str) -> NoReturn:
+    pytest.fail(message, pytrace=False)

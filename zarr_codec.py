@@ -28,7 +28,7 @@ from zarr.abc.codec import ArrayBytesCodec
 
 from .adapters import AdapterLoadError, load_adapter
 from .adapters.backend import BackendAdapter
-from .core.config import JpegConfig, parse_codec
+from .core.config import JpegConfig
 from .core.errors import ChunkError
 
 if TYPE_CHECKING:

@@ -59,7 +59,7 @@ def test_shape_roundtrip(impl, mode, shape, judge) -> None:
     judge.require(out.dtype == np.uint8, "JPEG-DT-01", f"decoded dtype {out.dtype} != uint8")
     value = psnr(chunk, out)
     judge.metrics.update(psnr=round(value, 3), bytes=len(data))
-    if min(size) >= 8:
+    if min(size) >= SHAPE_MIN_SIDE:
         # See tolerances.SHAPE_PSNR_FLOOR: wrong axes or channels score far below it.
         judge.require(value >= SHAPE_PSNR_FLOOR, "JPEG-SHP-07", f"PSNR {value:.2f} dB < {SHAPE_PSNR_FLOOR} dB: axes or channels mixed up?")
 
