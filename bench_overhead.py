@@ -13,12 +13,17 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .adapters import AdapterLoadError, load_adapter
 from .adapters.backend import BackendAdapter
 from .images import make_image
+
+if TYPE_CHECKING:
+    from .core.stream import DecodePlan
 
 CASES = {
     "rgb-420": ({"quality": 90, "encoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}, 3),
@@ -36,10 +41,10 @@ def _raw_calls(adapter: BackendAdapter, mode: str, image: np.ndarray) -> tuple[C
     )
 
 
-_PLANS: dict[tuple[str, str], object] = {}
+_PLANS: dict[tuple[str, str], DecodePlan] = {}
 
 
-def _plan(adapter: BackendAdapter, data: bytes, shape: tuple[int, ...], mode: str) -> object:
+def _plan(adapter: BackendAdapter, data: bytes, shape: tuple[int, ...], mode: str) -> DecodePlan:
     # The raw decode hook takes a plan; build it once, outside the timed region's repeats.
     key = (adapter.name, mode)
     if key not in _PLANS:
@@ -50,7 +55,8 @@ def _plan(adapter: BackendAdapter, data: bytes, shape: tuple[int, ...], mode: st
 
 
 def _median_pair(first: Callable[[], object], second: Callable[[], object], rounds: int) -> tuple[float, float]:
-    a, b = [], []
+    a: list[float] = []
+    b: list[float] = []
     for i in range(rounds):
         for fn, acc in ((first, a), (second, b)) if i % 2 == 0 else ((second, b), (first, a)):
             t0 = time.perf_counter()
@@ -79,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             parsed = adapter.parse({"name": "jpeg", "configuration": cfg})
             raw_encode, raw_decode = _raw_calls(adapter, mode, image)
             data = adapter.encode(parsed, chunk)
-            enc_raw, enc_adapter = _median_pair(raw_encode, lambda: adapter.encode(parsed, chunk), args.rounds)
-            dec_raw, dec_adapter = _median_pair(lambda: raw_decode(data), lambda: adapter.decode(parsed, data, chunk.shape), args.rounds)
+            enc_raw, enc_adapter = _median_pair(raw_encode, partial(adapter.encode, parsed, chunk), args.rounds)
+            dec_raw, dec_adapter = _median_pair(partial(raw_decode, data), partial(adapter.decode, parsed, data, chunk.shape), args.rounds)
             for op, raw, wrapped in (("encode", enc_raw, enc_adapter), ("decode", dec_raw, dec_adapter)):
                 print(f"{name:12} {mode:8} {op:6} {raw * 1e3:8.2f} {wrapped * 1e3:10.2f} {wrapped / raw:6.3f}")
     return 0

@@ -169,7 +169,7 @@ def _worker(backend: str, run: str, repeat: int, batch_size: int) -> None:
 
         # What zarr itself costs per chunk: the codec hands back a ready array instead of decoding.
         ready = np.zeros(CHUNK, dtype=np.uint8)
-        JpegCodec._decode_sync = lambda self, data, spec: spec.prototype.nd_buffer.from_numpy_array(ready)  # type: ignore[method-assign]
+        JpegCodec._decode_sync = lambda self, chunk_bytes, chunk_spec: chunk_spec.prototype.nd_buffer.from_numpy_array(ready)  # type: ignore[method-assign]
     json.dump({"times": _timed(lambda: array[...], repeat)}, sys.stdout)
 
 

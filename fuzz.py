@@ -91,7 +91,7 @@ def judge_decode(decode: Callable[[bytes], object], data: bytes, shape: tuple[in
         out = decode(data)
     except (ValueError, TypeError):
         return "rejected"
-    except Exception as exc:  # noqa: BLE001 - the point is to catch any other exception
+    except Exception as exc:  # the point is to catch any other exception
         raise AssertionError(f"decoder raised {type(exc).__name__}: {exc} (not a rejection)") from exc
     if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.uint8:
         raise AssertionError(f"decoder returned {type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}, expected uint8 {shape}")
@@ -104,7 +104,7 @@ def campaign(decoder: Adapter, encoder: Adapter, examples: int, seed: int = 0) -
     tally = Tally(Counter())
     seeds = seed_streams(encoder)
     for _ in range(examples):
-        name, parsed, stream, shape = rng.choice(seeds)
+        name, _parsed, stream, shape = rng.choice(seeds)
         data = mutate(stream, rng)
         inspect(data)  # must never raise
         try:
@@ -112,7 +112,7 @@ def campaign(decoder: Adapter, encoder: Adapter, examples: int, seed: int = 0) -
         except ValueError:
             tally.add("unsupported")
             continue
-        tally.add(judge_decode(lambda d, p=dparsed: decoder.decode(p, d, shape), data, shape))
+        tally.add(judge_decode(lambda d: decoder.decode(dparsed, d, shape), data, shape))  # noqa: B023 - called at once
     return tally
 
 

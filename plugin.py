@@ -14,14 +14,17 @@ import json
 import sys
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
 from .known_failures import KnownFailuresWarning, load_known_failures
 from .verdict import ORDER, Judge, Outcome
+
+if TYPE_CHECKING:
+    from pluggy import Result
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _STATE = pytest.StashKey["_State"]()
@@ -250,7 +253,8 @@ _INCIDENTS = pytest.StashKey[int]()
 
 def _case_id(item: pytest.Item, impl_name: str) -> str:
     """A stable, implementation-free case ID for a generated test: ``roundtrip.shape[gray-16x48]``."""
-    module = item.module.__name__.rsplit(".", 1)[-1].removeprefix("test_") if item.module else "suite"
+    mod = getattr(item, "module", None)  # test functions have one; other kinds of item need not
+    module = mod.__name__.rsplit(".", 1)[-1].removeprefix("test_") if mod else "suite"
     func = item.originalname.removeprefix("test_") if isinstance(item, pytest.Function) else item.name
     callspec = getattr(item, "callspec", None)
     params = callspec.id.split("-") if callspec else []
@@ -287,7 +291,9 @@ def _harness_outcome(item: pytest.Item, call: pytest.CallInfo[None]) -> tuple[Ou
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
     j = item.stash.get(_JUDGE, None)

@@ -28,6 +28,7 @@ import math
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -453,8 +454,8 @@ def measure(backends: tuple[str, ...] = ("imagecodecs", "pillow", "turbojpeg")) 
 
     register()
     lines = []
-    cases: list[tuple[StoreCase, Callable[[], dict[str, Any]]]] = [(c, lambda c=c: _written(c)) for c in STORES]
-    cases += [(ng.store, lambda ng=ng: _neuroglancer(ng)) for ng in NEUROGLANCER if _package_version(ng.package)]
+    cases: list[tuple[StoreCase, Callable[[], dict[str, Any]]]] = [(c, partial(_written, c)) for c in STORES]
+    cases += [(ng.store, partial(_neuroglancer, ng)) for ng in NEUROGLANCER if _package_version(ng.package)]
     for case, make in cases:
         with zarr.config.set({"codecs.jpeg": REGISTRY_KEY, BACKEND_CONFIG_KEY: BACKEND}):
             entries = make()

@@ -12,7 +12,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, NoReturn, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar, cast
 
 import pytest
 
@@ -23,7 +23,7 @@ T = TypeVar("T")
 MAX_TRACE = 4000
 
 
-class Outcome(str, enum.Enum):
+class Outcome(str, enum.Enum):  # noqa: UP042 - StrEnum would change str() and format() of members
     PASS = "pass"
     FAIL = "fail"
     WARN = "warn"
@@ -56,6 +56,15 @@ class Attempt(Generic[T]):
     @property
     def ok(self) -> bool:
         return self.rejection is None and self.error is None
+
+    @property
+    def result(self) -> T:
+        """``value`` typed as the call's result, for reading once ``ok`` has been judged.
+
+        Not a check: a call that was not ok gives None here as in ``value``, and the
+        checks that read it report that.
+        """
+        return cast(T, self.value)
 
     def describe(self) -> str:
         exc = self.rejection or self.error

@@ -146,7 +146,7 @@ class JpegCodec(ArrayBytesCodec):
             object.__setattr__(self, key, value)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:  # type: ignore[override]
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Parse a codec object from metadata: no defaults beyond the spec's (JPEG-Q-05)."""
         codec = cls.__new__(cls)
         codec._set(data, None)
@@ -201,7 +201,7 @@ class JpegCodec(ArrayBytesCodec):
 
 
 def _native_dtype(chunk_spec: ArraySpec) -> np.dtype[Any]:
-    dtype = chunk_spec.dtype
+    dtype: Any = chunk_spec.dtype
     # zarr >= 3.1 wraps data types (ZDType); earlier releases used numpy dtypes directly.
     to_native = getattr(dtype, "to_native_dtype", None)
     return np.dtype(to_native() if to_native else dtype)

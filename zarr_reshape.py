@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from zarr.abc.codec import ArrayArrayCodec
@@ -58,7 +59,7 @@ def parse_shape(value: object) -> tuple[Entry, ...]:
     flat = [d for e in entries if isinstance(e, tuple) for d in e]
     # Strictly increasing: an input dimension used twice, or out of order, would suggest a
     # transpose the codec never performs.
-    if any(b <= a for a, b in zip(flat, flat[1:], strict=False)):
+    if any(b <= a for a, b in pairwise(flat)):
         raise ValueError(f"reshape: the input dimensions in 'shape' must be increasing, got {flat}")
     return tuple(entries)
 
@@ -86,9 +87,10 @@ def output_shape(entries: Sequence[Entry], input_shape: Sequence[int]) -> tuple[
     # An output dimension given by input dimensions must be exactly those dimensions raveled:
     # everything before it (and after it) in the output covers everything before (after) them.
     for i, e in enumerate(entries):
-        if isinstance(e, tuple) and e:
-            if math.prod(b[:i]) != math.prod(a[: e[0]]) or math.prod(b[i + 1 :]) != math.prod(a[e[-1] + 1 :]):
-                raise ValueError(f"reshape: output dimension {i} does not line up with input dimensions {list(e)} of {a}")
+        if isinstance(e, tuple) and e and (
+            math.prod(b[:i]) != math.prod(a[: e[0]]) or math.prod(b[i + 1 :]) != math.prod(a[e[-1] + 1 :])
+        ):
+            raise ValueError(f"reshape: output dimension {i} does not line up with input dimensions {list(e)} of {a}")
     return b
 
 
@@ -104,7 +106,7 @@ class ReshapeCodec(ArrayArrayCodec):
         object.__setattr__(self, "shape", parse_shape(shape))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:  # type: ignore[override]
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         if not isinstance(data, Mapping) or data.get("name") != "reshape":
             raise ValueError(f"reshape: expected a codec object named 'reshape', got {data!r}")
         extra = set(data) - {"name", "configuration"}

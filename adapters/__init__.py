@@ -77,7 +77,7 @@ def _resolve_target(target: str) -> object:
 def _instantiate(obj: object, spec: str) -> Adapter:
     if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Adapter)):
         try:
-            obj = obj()  # type: ignore[operator]
+            obj = obj()
         except (ImportError, OSError, RuntimeError) as exc:
             # Backends fail here when their native library is missing.
             raise AdapterLoadError(f"{spec!r} could not start its backend: {type(exc).__name__}: {exc}") from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+
 import numpy as np
 import PIL
 from PIL import Image, features

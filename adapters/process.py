@@ -200,12 +200,12 @@ class _Process:
             if memory_limit:
                 resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
 
-        self.popen = subprocess.Popen(  # noqa: S603 - the command is the user's --impl
+        self.popen = subprocess.Popen(  # the command is the user's --impl
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            preexec_fn=limits,  # noqa: PLW1509 - setrlimit only, no locks taken
+            preexec_fn=limits,  # setrlimit only, no locks taken: safe before exec
             start_new_session=True,  # a timeout kills the whole group, wrappers included
         )
         assert self.popen.stdin and self.popen.stdout and self.popen.stderr
@@ -275,7 +275,10 @@ class _Process:
         """Close stdin (end of input: a harness exits) and wait; kill after ``grace`` seconds."""
         self._close_pipes(stdout=False)
         code = self.wait(grace)
-        return self.kill() if code is None else (self._close_pipes() or code)
+        if code is None:
+            return self.kill()
+        self._close_pipes()
+        return code
 
     def _close_pipes(self, *, stdout: bool = True) -> None:
         for stream in (self.popen.stdin, self.popen.stdout if stdout else None):

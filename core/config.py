@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from .errors import ConfigError
 
@@ -97,9 +97,18 @@ class JpegConfig:
         return {"name": "jpeg", "configuration": cfg}
 
 
-def _is_int(value: object) -> bool:
+def is_color_space(value: object) -> TypeGuard[ColorSpace]:
+    """Whether ``value`` names one of the spec's color spaces."""
+    return isinstance(value, str) and value in COLOR_SPACES
+
+
+def _is_int(value: object) -> TypeGuard[int]:
     # bool is an int subclass in Python but not an integer in JSON.
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_factor(value: object) -> TypeGuard[int]:
+    return _is_int(value) and MIN_FACTOR <= value <= MAX_FACTOR
 
 
 def _as_int(value: object) -> object:
@@ -120,9 +129,9 @@ def _parse_quality(cfg: Mapping[str, Any]) -> int:
 
 def _parse_color_space(cfg: Mapping[str, Any], key: str, requirement: str) -> ColorSpace:
     value = cfg[key]
-    if value not in COLOR_SPACES or not isinstance(value, str):
+    if not is_color_space(value):
         raise ConfigError(requirement, f"{key!r} must be one of {', '.join(COLOR_SPACES)}, got {value!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _parse_factors(value: object, components: int) -> Factors:
@@ -138,11 +147,8 @@ def _parse_factors(value: object, components: int) -> Factors:
         if not isinstance(entry, list | tuple) or len(entry) != 2:
             raise ConfigError("JPEG-SUB-01", f"each 'subsampling' entry must be a pair [h, v], got {entry!r}")
         h, v = (_as_int(f) for f in entry)
-        for f in (h, v):
-            if not _is_int(f) or not MIN_FACTOR <= f <= MAX_FACTOR:  # type: ignore[operator]
-                raise ConfigError(
-                    "JPEG-SUB-01", f"sampling factors must be integers in the range 1-4, got {entry!r}"
-                )
+        if not (_is_factor(h) and _is_factor(v)):
+            raise ConfigError("JPEG-SUB-01", f"sampling factors must be integers in the range 1-4, got {entry!r}")
         factors.append((h, v))
     return tuple(factors)
 
@@ -187,7 +193,7 @@ def parse_codec(codec: Mapping[str, Any]) -> JpegConfig:
     else:
         subsampling = _parse_factors(cfg["subsampling"], components)
         if encoded == "ycbcr":
-            luma, *chroma = subsampling
+            _luma, *chroma = subsampling
             if any(c != (1, 1) for c in chroma):
                 raise ConfigError("JPEG-SUB-03", f"chroma sampling factors must be [1, 1], got {list(map(list, chroma))}")
         elif subsampling != DEFAULT_SUBSAMPLING[encoded]:

@@ -391,10 +391,10 @@ def assemble(
         out += _segment(0xEE, b"Adobe" + (100).to_bytes(2, "big") + bytes(4) + bytes((adobe_transform,)))
     out += _segment(_DQT, b"".join(bytes((i,)) + p.dqt for i, p in enumerate(parsed)))
     sof = bytearray((8,)) + height.to_bytes(2, "big") + width.to_bytes(2, "big") + bytes((count,))
-    for i, ((h, v), cid) in enumerate(zip(fac, ids)):
+    for i, ((h, v), cid) in enumerate(zip(fac, ids, strict=True)):
         sof += bytes((cid, (h << 4) | v, i))
     out += _segment(_SOF0, bytes(sof))
-    for cid, p in zip(ids, parsed):
+    for cid, p in zip(ids, parsed, strict=True):
         out += _segment(_DHT, b"\x00" + p.dc_table + b"\x10" + p.ac_table)
         out += _segment(_SOS, bytes((1, cid, 0x00, 0, 63, 0)))
         out += p.entropy

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .chunk import image_shape
-from .config import ColorSpace, JpegConfig
+from .config import ColorSpace, JpegConfig, is_color_space
 from .errors import StreamError
 from .markers import StreamInfo, inspect
 
@@ -74,7 +74,7 @@ def plan_decode(config: JpegConfig, data: bytes, chunk_shape: Sequence[int]) -> 
             "JPEG-X-08", f"stream is {sh}x{sw} (HxW), a different factorization of the chunk's {height}x{width}"
         )
     stored = info.stored_color_space
-    if stored not in ("grayscale", "ycbcr", "rgb"):
+    if not is_color_space(stored):
         raise StreamError("JPEG-ECS-12", f"stream color transform cannot be honored (APP14 transform {info.adobe_transform})")
     if (stored == "grayscale") != (config.decoded_color_space == "grayscale"):
         raise StreamError(

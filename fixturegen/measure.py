@@ -98,7 +98,7 @@ def _raw_library(name: str, data: bytes) -> str:
 def _cell(d: Difference, worst: Worst, key: tuple[str, str], pick: Callable[..., float], start: tuple[int, float]) -> str:
     """The table cell of one difference, folding it into the family's extreme with ``pick``."""
     old = worst.get(key, start)
-    worst[key] = (pick(old[0], d.max_abs), pick(old[1], d.mean_abs))
+    worst[key] = (int(pick(old[0], d.max_abs)), pick(old[1], d.mean_abs))
     return f"{d.max_abs} ({d.mean_abs:.2f})"
 
 
@@ -126,8 +126,8 @@ def measure() -> int:
         if info.libjpeg_color_space != info.stored_color_space:
             sims = dict.fromkeys(sims)  # libjpeg would convert: these decodes say nothing about tolerance
         family = str(case.tolerance)
-        for name, got in sims.items():
-            cells.append("n/a" if got is None else _cell(difference(got, expected), worst, (family, name), max, (0, 0.0)))
+        for name, sim in sims.items():
+            cells.append("n/a" if sim is None else _cell(difference(sim, expected), worst, (family, name), max, (0, 0.0)))
         wrong = wrong_transform(data, config.decoded_color_space, case.chunk_shape)
         key = (family, "wrong transform, least")
         cells.append("-" if wrong is None else _cell(difference(wrong, expected), worst, key, min, (999, 999.0)))

@@ -80,7 +80,7 @@ def encode_reference(mode: Mode, image: np.ndarray, quality: int) -> Built:
 
 
 def reference_recipes() -> list[Recipe]:
-    recipes = []
+    recipes: list[Recipe] = []
     for mode in MODES:
         factors = mode.subsampling or ((1, 1),)
         mcu_h, mcu_w = 8 * max(v for _, v in factors), 8 * max(h for h, _ in factors)

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import __version__
 from . import svg
-from .model import Cell, CaseResult, Matrix, RD_HEIGHT, RD_KIND, RD_WIDTH
+from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Cell, Matrix
 from .wording import COLUMNS, MEANING, SYMBOL, cell_text, counts_text, mode_order, untested_text, verdict, versions_text
 
 #: Cases listed inside one cell's <details>; the rest are in matrix.json.
@@ -294,7 +294,10 @@ def _notes(m: Matrix) -> str:
                     listing = _case_list(cases)
                     parts.append(f'<details class="o-{outcome}"><summary>{SYMBOL[outcome]} {len(cases)} {outcome}</summary>{listing}</details>')
                 rows.append(f"<tr><th>{_e(impl)}</th><td>{''.join(parts)}</td></tr>")
-            evidence = f"<table><thead><tr><th>implementation</th><th>evidence (open to see case IDs)</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            evidence = (
+                "<table><thead><tr><th>implementation</th><th>evidence (open to see case IDs)</th></tr></thead>"
+                f"<tbody>{''.join(rows)}</tbody></table>"
+            )
         else:
             evidence = f'<p class="muted">No results probe {_e(note.id)} in this run (the suites that exercise it did not run).</p>'
         level = _level_badge(req["level"]) if req else ""

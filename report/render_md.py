@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import __version__
-from .model import CaseResult, Matrix, RD_HEIGHT, RD_KIND, RD_WIDTH
+from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Matrix
 from .wording import COLUMNS, MEANING, SYMBOL, cell_text, mode_order, untested_text, verdict, versions_text
 
 #: Non-passing cases listed per topic and implementation; the rest are in matrix.json.
@@ -55,7 +55,8 @@ def _requirements(m: Matrix) -> list[str]:
            "charged to the requirement it names. — means no case of this run touched it.", ""]
     for topic in m.topics:
         out += [f"### {topic.section}", ""]
-        rows, listed = [], []
+        rows: list[list[str]] = []
+        listed: list[tuple[str, str, CaseResult]] = []
         for rid in topic.requirements:
             req = m.requirements.get(rid, {"level": "?", "text": "(not in the registry)", "when": []})
             text = req["text"] if len(req["text"]) <= 120 else req["text"][:119] + "…"

@@ -258,7 +258,7 @@ def _dist_version(name: str) -> str:
 def environment(selection: str) -> dict[str, Any]:
     """Where and when the run happened (written to out/environment.json)."""
     return {
-        "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "zarr_jpeg_conformance": __version__,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),

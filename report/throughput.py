@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,7 @@ def _prepare(adapters: Sequence[Adapter], size: int) -> list[_Task]:
         parsed: dict[str, object] = {}
         streams: dict[str, bytes] = {}
         for a in adapters:
-            value, status, msg = _try(lambda a=a: a.parse(mode.codec(QUALITY)))
+            value, status, msg = _try(lambda: a.parse(mode.codec(QUALITY)))  # noqa: B023 - _try calls it at once
             if status:
                 for op in ("encode", "decode"):
                     tasks.append(_Task(a.name, mode_id, op, None, samples, status=status, message=f"parse: {msg}"))
@@ -86,13 +87,13 @@ def _prepare(adapters: Sequence[Adapter], size: int) -> list[_Task]:
             if "encode" not in a.roles:
                 tasks.append(_Task(a.name, mode_id, "encode", None, samples, status="unsupported", message="no encode role"))
                 continue
-            data, status, msg = _try(lambda a=a, p=value: bytes(a.encode(p, chunk)))
+            data, status, msg = _try(lambda: bytes(a.encode(value, chunk)))  # noqa: B023 - _try calls it at once
             if status:
                 tasks.append(_Task(a.name, mode_id, "encode", None, samples, status=status, message=msg))
                 continue
             streams[a.name] = data
             tasks.append(
-                _Task(a.name, mode_id, "encode", lambda a=a, p=value, c=chunk: a.encode(p, c), samples, len(data), a.name)
+                _Task(a.name, mode_id, "encode", partial(a.encode, value, chunk), samples, len(data), a.name)
             )
         shared = next(iter(streams.items()), None)
         for a in adapters:
@@ -105,10 +106,10 @@ def _prepare(adapters: Sequence[Adapter], size: int) -> list[_Task]:
             status, msg = "unsupported", "no stream to decode: no implementation encoded this mode"
             for source, data in candidates:
                 p = parsed[a.name]
-                out, status, msg = _try(lambda a=a, p=p, d=data: np.asarray(a.decode(p, d, chunk.shape)))
+                out, status, msg = _try(lambda: np.asarray(a.decode(p, data, chunk.shape)))  # noqa: B023 - called at once
                 if not status and out.shape == chunk.shape:
                     tasks.append(
-                        _Task(a.name, mode_id, "decode", lambda a=a, p=p, d=data, s=chunk.shape: a.decode(p, d, s),
+                        _Task(a.name, mode_id, "decode", partial(a.decode, p, data, chunk.shape),
                               samples, len(data), source)
                     )
                     break

@@ -37,8 +37,8 @@ def test_stream_structure(impl, mode, quality, judge) -> None:
     got = attempt(impl.encode, parsed, chunk)
     if not got.ok:
         judge.finish(Outcome.ERROR if got.error else Outcome.FAIL, f"encode {got.describe()}\n{got.trace()}")
-    info = inspect(bytes(got.value))
-    judge.metrics.update(bytes=len(got.value), quality=quality)
+    info = inspect(bytes(got.result))
+    judge.metrics.update(bytes=len(got.result), quality=quality)
     judge.require(info.soi and info.eoi and not info.problems, "JPEG-FMT-01",
                   f"stream is not well formed: soi={info.soi} eoi={info.eoi} problems={list(info.problems)}")
     judge.require(info.sof == 0xC0, "JPEG-GEN-01", f"frame marker is {info.sof and hex(info.sof)}: the codec writes baseline (SOF0) JPEG")

@@ -29,7 +29,7 @@ def test_encode_chunk(impl, case, judge) -> None:
         if case.level == "MAY":
             judge.finish(Outcome.UNSUPPORTED, f"{where}: rejected cleanly: {got.describe()}")
         judge.require(False, case.requirements[0], f"{where}: encode {got.describe()}", level=case.level)
-    data = got.value
+    data = got.result
     judge.require(isinstance(data, bytes | bytearray | memoryview), "JPEG-ENC-04", f"encode returned {type(data).__name__}, not bytes")
     info = inspect(bytes(data))
     h, w = case.chunk.shape[:2]

@@ -19,7 +19,7 @@ def _encode(judge, impl, parsed, chunk) -> bytes:
     got = attempt(impl.encode, parsed, chunk)
     if not got.ok:
         judge.finish(Outcome.ERROR if got.error else Outcome.FAIL, f"encode {got.describe()}\n{got.trace()}")
-    return bytes(got.value)
+    return bytes(got.result)
 
 
 def _decode(judge, impl, parsed, data, shape) -> np.ndarray:

@@ -69,7 +69,7 @@ def _written(encoder: Any, mode: Mode) -> tuple[np.ndarray, bytes | None, str]:
     data = attempt(encoder.encode, parsed.value, chunk)
     if not data.ok:
         return chunk, None, f"encode {data.describe()}"
-    return chunk, bytes(data.value), ""
+    return chunk, bytes(data.result), ""
 
 
 def _reference(data: bytes, codec: dict[str, Any], shape: tuple[int, ...]) -> np.ndarray | None:
@@ -100,7 +100,7 @@ def test_cross_decode(impl, case, judge) -> None:
         if decode_requirements(mode)[2] == "decode-or-reject":
             judge.finish(Outcome.UNSUPPORTED, f"{encoder.name}'s {mode.id} stream rejected cleanly ({case.requirements[0]}): {got.describe()}")
         judge.require(False, case.requirements[0], f"{encoder.name}'s {mode.id} stream: decode {got.describe()}")
-    out = got.value
+    out = got.result
     judge.require(isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.shape == chunk.shape, "JPEG-DEC-03",
                   f"decode of {encoder.name}'s {mode.id} stream returned {type(out).__name__} "
                   f"{getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}, expected uint8 {chunk.shape}")

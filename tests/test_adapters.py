@@ -95,7 +95,9 @@ def test_session_header_lists_implementations(pytester: pytest.Pytester) -> None
     """The header names each implementation under test with its roles and versions."""
     pytester.makepyfile(test_x="def test_x(impl, judge):\n    assert impl.name == judge.implementation\n")
     result = pytester.runpytest_subprocess("--impl=pillow", "--impl=imagecodecs", "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["*implementations under test*", "*pillow [[]decode, encode]: pillow *", "*imagecodecs [[]decode, encode]: imagecodecs *"])
+    result.stdout.fnmatch_lines(
+        ["*implementations under test*", "*pillow [[]decode, encode]: pillow *", "*imagecodecs [[]decode, encode]: imagecodecs *"]
+    )
     result.assert_outcomes(passed=2)
 
 

@@ -27,13 +27,13 @@ class FakeTj3:
         self.calls: list[dict[str, Any]] = []
 
     def encode(self, img_array, quality=85, pixel_format=tj.TJPF_BGR, jpeg_subsample=tj.TJSAMP_422, flags=0,
-               dst=None, lossless=False, icc_profile=None, jpeg_colorspace=None):  # noqa: ANN001, ANN201
+               dst=None, lossless=False, icc_profile=None, jpeg_colorspace=None):
         self.calls.append({"op": "encode", "subsample": jpeg_subsample, "flags": flags, "colorspace": jpeg_colorspace})
         if jpeg_colorspace == tj.TJCS_RGB:
             return imagecodecs.jpeg8_encode(img_array, level=quality, colorspace="RGB", outcolorspace="RGB")
         return imagecodecs.jpeg8_encode(np.squeeze(img_array), level=quality)
 
-    def decode(self, jpeg_buf, pixel_format=tj.TJPF_BGR, scaling_factor=None, flags=0, dst=None):  # noqa: ANN001, ANN201
+    def decode(self, jpeg_buf, pixel_format=tj.TJPF_BGR, scaling_factor=None, flags=0, dst=None):
         self.calls.append({"op": "decode", "flags": flags})
         return imagecodecs.jpeg8_decode(jpeg_buf)
 
@@ -75,5 +75,5 @@ def test_legacy_api_asks_for_the_accurate_dct_and_stops_on_warnings() -> None:
     """On PyTurboJPEG 1.x (what runs here) the flags that make group-A bytes and strict decodes are set."""
     adapter = adapter_module.TurboJpegAdapter()
     assert adapter.versions()["api"].startswith("legacy")
-    assert adapter._flags & tj.TJFLAG_ACCURATEDCT  # noqa: SLF001
+    assert adapter._flags & tj.TJFLAG_ACCURATEDCT
     assert not adapter.native_rgb and not adapter.reads_factors(((4, 4), (1, 1), (1, 1)))

@@ -203,5 +203,5 @@ class CrashesOnParse(ImagecodecsAdapter):
     name = "wrong-crashes"
 
     def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
-        codec["configuration"]["quality"]  # noqa: B018 - the fault under test
+        codec["configuration"]["quality"]  # the fault under test
         return super().parse(codec)
