@@ -172,6 +172,11 @@ def pytest_configure(config: pytest.Config) -> None:
         ("may", "checks an optional feature (MAY): a clean rejection is 'unsupported'"),
     ):
         config.addinivalue_line("markers", f"{level}: {text}")
+    config.addinivalue_line(
+        "markers",
+        "roles(*roles): the test needs these adapter roles (encode, decode); an implementation "
+        "without them is not parametrized, since the case does not apply to it",
+    )
     config.stash[_STATE] = state = _State(config)
     if state.explicit:
         state.implementations()  # a usage error now, not a skip later
@@ -225,7 +230,15 @@ def implementations(config: pytest.Config) -> list[Any]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "impl" in metafunc.fixturenames:
         impls = metafunc.config.stash[_STATE].implementations()
-        metafunc.parametrize("impl", impls, ids=[i.name for i in impls], scope="module")
+        needed = {role for m in metafunc.definition.iter_markers("roles") for role in m.args}
+        # A decode-only implementation is not asked to encode: such cases do not apply to it,
+        # and counting them as 'unsupported' would blur what it does support.
+        applicable = [i for i in impls if needed <= set(i.roles)]
+        params = [pytest.param(i, id=i.name) for i in applicable] or [
+            pytest.param(None, id="no-implementation", marks=pytest.mark.skip(
+                reason=f"no implementation under test has the role(s) {', '.join(sorted(needed))}"))
+        ]
+        metafunc.parametrize("impl", params, scope="module")
 
 
 @pytest.fixture

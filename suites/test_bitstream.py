@@ -10,6 +10,8 @@ from zarr_jpeg_conformance.images import make_image
 from zarr_jpeg_conformance.modes import MODES
 from zarr_jpeg_conformance.verdict import Outcome, attempt
 
+pytestmark = pytest.mark.roles("encode")
+
 #: Quality 1 is where libjpeg needs 16-bit tables unless forced to baseline (backends.md 11.6).
 QUALITIES = [1, 50, 90, 100]
 #: Not square, not MCU-aligned: a swapped (H, W) or a padded size shows in the SOF.

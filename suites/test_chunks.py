@@ -11,6 +11,8 @@ from zarr_jpeg_conformance.harness import case_params, need_role, parsed_or_verd
 from zarr_jpeg_conformance.images import make_chunk
 from zarr_jpeg_conformance.verdict import Outcome, attempt
 
+pytestmark = pytest.mark.roles("encode")
+
 
 @pytest.mark.parametrize("case", case_params(chunk_cases()))
 def test_encode_chunk(impl, case, judge) -> None:

@@ -11,6 +11,8 @@ from zarr_jpeg_conformance.images import make_image
 from zarr_jpeg_conformance.tolerances import PASSTHROUGH_PSNR_FLOOR, RAW_RGB_PSNR_FLOOR
 from zarr_jpeg_conformance.verdict import Outcome, attempt
 
+pytestmark = pytest.mark.roles("encode", "decode")
+
 PASSTHROUGH = codec(100, "ycbcr", "ycbcr", [(1, 1), (1, 1), (1, 1)])
 RGB = codec(95, "rgb")
 

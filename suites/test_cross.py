@@ -30,6 +30,8 @@ from zarr_jpeg_conformance.streams import decode_requirements, reference_decode
 from zarr_jpeg_conformance.tolerances import PSNR_FLOORS
 from zarr_jpeg_conformance.verdict import Outcome, attempt
 
+pytestmark = pytest.mark.roles("decode")
+
 HEIGHT, WIDTH, QUALITY, KIND = 64, 96, 90, "natural"  # the conditions PSNR_FLOORS were measured under
 _MARK = {"MUST": pytest.mark.must, "MAY": pytest.mark.may}
 

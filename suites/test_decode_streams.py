@@ -24,6 +24,8 @@ from zarr_jpeg_conformance.harness import case_params, need_role, parsed_or_verd
 from zarr_jpeg_conformance.streams import StreamCase, cases_of
 from zarr_jpeg_conformance.verdict import Attempt, Outcome, attempt
 
+pytestmark = pytest.mark.roles("decode")
+
 #: Seconds one decode may take. The largest stream of the corpus decodes in about a
 #: millisecond; a decoder that works through a forged 65535x65535 frame needs 26 s
 #: (research/backends.md 11.15), and anything that slow is a fault here.

@@ -13,6 +13,8 @@ from zarr_jpeg_conformance.modes import MODE, MODES, Mode
 from zarr_jpeg_conformance.tolerances import PSNR_FLOORS, SHAPE_MIN_SIDE, SHAPE_PSNR_FLOOR, SWEEP_QUALITIES
 from zarr_jpeg_conformance.verdict import Outcome, attempt
 
+pytestmark = pytest.mark.roles("encode", "decode")
+
 #: Aligned and unaligned to every MCU size (8, 16, 32), square and not, tiny and not.
 SIZES = [(1, 1), (7, 13), (16, 48), (48, 16), (33, 65), (64, 64)]
 
