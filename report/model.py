@@ -523,3 +523,14 @@ __all__ = [
     "to_json",
     "worst",
 ]
+
+
+def throughput_grid(tp: Mapping[str, Any]) -> list[tuple[str, str, list[tuple[str, Mapping[str, Any] | None]]]]:
+    """Rows (mode, operation, [(implementation, measurement or None)]) of a throughput.json."""
+    by_key = {(r["mode"], r["op"], r["implementation"]): r for r in tp.get("results", [])}
+    impls = list(tp.get("implementations", []))
+    return [
+        (mode, op, [(n, by_key.get((mode, op, n))) for n in impls])
+        for mode in tp.get("modes", [])
+        for op in ("encode", "decode")
+    ]

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import __version__
 from . import svg
-from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Cell, Matrix
+from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Cell, Matrix, throughput_grid
 from .wording import COLUMNS, MEANING, SYMBOL, cell_text, counts_text, mode_order, untested_text, verdict, versions_text
 
 #: Cases listed inside one cell's <details>; the rest are in matrix.json.
@@ -239,24 +239,22 @@ def _throughput(m: Matrix) -> str:
     image = tp.get("image", {})
     head = "<th>mode</th><th>operation</th>" + "".join(f'<th class="num">{_e(n)}</th>' for n in impls)
     rows = []
-    for mode in tp.get("modes", []):
-        for op in ("encode", "decode"):
-            cells = []
-            for n in impls:
-                r = by_key.get((mode, op, n))
-                if r is None:
-                    cells.append('<td class="num muted">—</td>')
-                elif "mb_per_s" in r:
-                    rel = r["relative"]
-                    cells.append(
-                        f'<td class="num" title="median {r["seconds_median"] * 1000:.1f} ms over {r["repeats"]} calls; '
-                        f'stream from {_e(r.get("stream_from"))}, {r.get("stream_bytes")} bytes">'
-                        f'{r["mb_per_s"]:.0f} MB/s <span class="muted">({rel:.2f}×)</span>'
-                        f'<span class="bar" style="width:{rel * 60:.0f}px"></span></td>'
-                    )
-                else:
-                    cells.append(f'<td class="num o-{_e(r["status"])}" title="{_e(r.get("message", ""))}">{_e(r["status"])}</td>')
-            rows.append(f"<tr><th>{_e(mode)}</th><td>{op}</td>{''.join(cells)}</tr>")
+    for mode, op, measured in throughput_grid(tp):
+        cells = []
+        for _, r in measured:
+            if r is None:
+                cells.append('<td class="num muted">—</td>')
+            elif "mb_per_s" in r:
+                rel = r["relative"]
+                cells.append(
+                    f'<td class="num" title="median {r["seconds_median"] * 1000:.1f} ms over {r["repeats"]} calls; '
+                    f'stream from {_e(r.get("stream_from"))}, {r.get("stream_bytes")} bytes">'
+                    f'{r["mb_per_s"]:.0f} MB/s <span class="muted">({rel:.2f}×)</span>'
+                    f'<span class="bar" style="width:{rel * 60:.0f}px"></span></td>'
+                )
+            else:
+                cells.append(f'<td class="num o-{_e(r["status"])}" title="{_e(r.get("message", ""))}">{_e(r["status"])}</td>')
+        rows.append(f"<tr><th>{_e(mode)}</th><td>{op}</td>{''.join(cells)}</tr>")
     charts = []
     for op in ("encode", "decode"):
         groups = []

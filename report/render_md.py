@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import __version__
-from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Matrix
+from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Matrix, throughput_grid
 from .wording import COLUMNS, MEANING, SYMBOL, cell_text, mode_order, untested_text, verdict, versions_text
 
 #: Non-passing cases listed per topic and implementation; the rest are in matrix.json.
@@ -110,23 +110,20 @@ def _throughput(m: Matrix) -> list[str]:
     if not tp or not tp.get("results"):
         return out + [f"No throughput data: {(tp or {}).get('error', 'not measured in this run')}.", ""]
     impls = list(tp.get("implementations", []))
-    by_key = {(r["mode"], r["op"], r["implementation"]): r for r in tp["results"]}
     image = tp.get("image", {})
     out += [f"{image.get('kind')} image {image.get('height')}×{image.get('width')}, quality {tp.get('quality')}; "
             f"{tp.get('method', '')}. In brackets: relative to the fastest of the row.", ""]
     rows = []
-    for mode in tp.get("modes", []):
-        for op in ("encode", "decode"):
-            cells = []
-            for n in impls:
-                r = by_key.get((mode, op, n))
-                if r is None:
-                    cells.append("—")
-                elif "mb_per_s" in r:
-                    cells.append(f"{r['mb_per_s']:.0f} MB/s ({r['relative']:.2f}×)")
-                else:
-                    cells.append(r["status"])
-            rows.append([mode, op, *cells])
+    for mode, op, measured in throughput_grid(tp):
+        cells = []
+        for _, r in measured:
+            if r is None:
+                cells.append("—")
+            elif "mb_per_s" in r:
+                cells.append(f"{r['mb_per_s']:.0f} MB/s ({r['relative']:.2f}×)")
+            else:
+                cells.append(r["status"])
+        rows.append([mode, op, *cells])
     return out + _table(["mode", "operation", *impls], rows)
 
 
