@@ -42,8 +42,12 @@ class Requirement:
 
     @property
     def severity(self) -> Literal["MUST", "SHOULD", "MAY"]:
-        """MUST NOT counts as MUST and SHOULD NOT as SHOULD when judging outcomes."""
-        return "MUST" if self.level.startswith("MUST") else "SHOULD" if self.level.startswith("SHOULD") else "MAY"
+        return severity(self.level)
+
+
+def severity(level: str) -> Literal["MUST", "SHOULD", "MAY"]:
+    """MUST NOT counts as MUST and SHOULD NOT as SHOULD when judging outcomes."""
+    return "MUST" if level.startswith("MUST") else "SHOULD" if level.startswith("SHOULD") else "MAY"
 
 
 @cache

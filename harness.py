@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -11,12 +11,18 @@ import pytest
 from .core.config import JpegConfig, parse_codec
 from .verdict import Outcome, attempt
 
+T = TypeVar("T")
 _MARK = {"MUST": pytest.mark.must, "SHOULD": pytest.mark.should, "MAY": pytest.mark.may}
+
+
+def level_mark(level: str) -> pytest.MarkDecorator:
+    """The must / should / may marker of a requirement level."""
+    return _MARK[level]
 
 
 def case_params(cases: Iterable[Any]) -> list[Any]:
     """pytest params with the case ID as test ID and the case's level as marker."""
-    return [pytest.param(c, id=c.id, marks=_MARK[c.level]) for c in cases]
+    return [pytest.param(c, id=c.id, marks=level_mark(c.level)) for c in cases]
 
 
 def codec(quality: int, encoded: str, decoded: str | None = None, subsampling: Any = None) -> dict[str, Any]:
@@ -52,10 +58,12 @@ def parsed_or_verdict(judge: Any, impl: Any, codec_obj: Mapping[str, Any]) -> ob
     return got.value
 
 
-def need_role(judge: Any, impl: Any, *roles: str) -> None:
-    missing = [r for r in roles if r not in impl.roles]
-    if missing:
-        judge.finish(Outcome.UNSUPPORTED, f"the adapter has no {' / '.join(missing)} role")
+def succeed(judge: Any, what: str, func: Callable[..., T], *args: Any) -> T:
+    """Call an adapter method that must succeed here: a rejection fails, any other exception errs."""
+    got = attempt(func, *args)
+    if not got.ok:
+        judge.finish(Outcome.ERROR if got.error else Outcome.FAIL, f"{what} {got.describe()}\n{got.trace()}")
+    return got.result
 
 
 def psnr(a: np.ndarray, b: np.ndarray) -> float:

@@ -16,7 +16,7 @@ from typing import Any, Generic, NoReturn, TypeVar, cast
 
 import pytest
 
-from .corpus import requirements
+from .corpus import requirements, severity
 
 T = TypeVar("T")
 #: Cap on captured tracebacks: one implementation's giant trace must not swamp a report.
@@ -88,10 +88,6 @@ def attempt(func: Callable[..., T], *args: Any) -> Attempt[T]:
         return Attempt(rejection=exc)
     except Exception as exc:  # noqa: BLE001 - every other exception is the implementation's error
         return Attempt(error=exc)
-
-
-def severity(level: str) -> str:
-    return "MUST" if level.startswith("MUST") else "SHOULD" if level.startswith("SHOULD") else "MAY"
 
 
 def broken(level: str) -> Outcome:

@@ -7,7 +7,7 @@ import pytest
 
 from zarr_jpeg_conformance.core.markers import inspect
 from zarr_jpeg_conformance.corpus import chunk_cases
-from zarr_jpeg_conformance.harness import case_params, need_role, parsed_or_verdict
+from zarr_jpeg_conformance.harness import case_params, parsed_or_verdict
 from zarr_jpeg_conformance.images import make_chunk
 from zarr_jpeg_conformance.verdict import Outcome, attempt
 
@@ -17,7 +17,6 @@ pytestmark = pytest.mark.roles("encode")
 @pytest.mark.parametrize("case", case_params(chunk_cases()))
 def test_encode_chunk(impl, case, judge) -> None:
     """A chunk the spec accepts is encoded (and decodes back to its shape); any other is rejected."""
-    need_role(judge, impl, "encode")
     parsed = parsed_or_verdict(judge, impl, case.codec)
     chunk = make_chunk(case.chunk.shape, case.chunk.dtype, case.chunk.fill)
     got = attempt(impl.encode, parsed, chunk)

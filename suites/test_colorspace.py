@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.core.color import ycbcr_to_rgb
-from zarr_jpeg_conformance.harness import codec, need_role, parsed_or_verdict, psnr
+from zarr_jpeg_conformance.harness import codec, parsed_or_verdict, psnr, succeed
 from zarr_jpeg_conformance.images import make_image
 from zarr_jpeg_conformance.tolerances import PASSTHROUGH_PSNR_FLOOR, RAW_RGB_PSNR_FLOOR
-from zarr_jpeg_conformance.verdict import Outcome, attempt
+from zarr_jpeg_conformance.verdict import attempt
 
 pytestmark = pytest.mark.roles("encode", "decode")
 
@@ -17,39 +17,24 @@ PASSTHROUGH = codec(100, "ycbcr", "ycbcr", [(1, 1), (1, 1), (1, 1)])
 RGB = codec(95, "rgb")
 
 
-def _encode(judge, impl, parsed, chunk) -> bytes:
-    got = attempt(impl.encode, parsed, chunk)
-    if not got.ok:
-        judge.finish(Outcome.ERROR if got.error else Outcome.FAIL, f"encode {got.describe()}\n{got.trace()}")
-    return bytes(got.result)
-
-
-def _decode(judge, impl, parsed, data, shape) -> np.ndarray:
-    got = attempt(impl.decode, parsed, data, shape)
-    if not got.ok:
-        judge.finish(Outcome.ERROR if got.error else Outcome.FAIL, f"decode {got.describe()}\n{got.trace()}")
-    return np.asarray(got.value).reshape(shape)
-
-
 @pytest.mark.may
 def test_passthrough_untouched(impl, judge) -> None:
     """decoded_color_space ycbcr: YCbCr in, the same YCbCr stored, the same YCbCr out."""
-    need_role(judge, impl, "encode", "decode")
     judge.cite("JPEG-DCS-03")
     judge.cite("JPEG-DCS-06")
     parsed = parsed_or_verdict(judge, impl, PASSTHROUGH)
     # Uniform random triples: many lie outside the RGB gamut, so any detour through RGB
     # clips them and moves samples by up to ~110 levels (backends.md 3).
     chunk = make_image("noise", 32, 48, channels=3, seed=7)
-    data = _encode(judge, impl, parsed, chunk)
-    out = _decode(judge, impl, parsed, data, chunk.shape)
+    data = bytes(succeed(judge, "encode", impl.encode, parsed, chunk))
+    out = np.asarray(succeed(judge, "decode", impl.decode, parsed, data, chunk.shape)).reshape(chunk.shape)
     value = psnr(chunk, out)
     judge.metrics["psnr"] = round(value, 3)
     judge.require(value >= PASSTHROUGH_PSNR_FLOOR, "JPEG-DCS-03",
                   f"YCbCr round trip at quality 100, 4:4:4 gives {value:.2f} dB < {PASSTHROUGH_PSNR_FLOOR} dB: converted somewhere?")
     # The stream must hold the input's YCbCr: read as RGB it must give the input's RGB.
     as_rgb = parsed_or_verdict(judge, impl, codec(100, "ycbcr", None, [(1, 1), (1, 1), (1, 1)]))
-    rgb = _decode(judge, impl, as_rgb, data, chunk.shape)
+    rgb = np.asarray(succeed(judge, "decode", impl.decode, as_rgb, data, chunk.shape)).reshape(chunk.shape)
     expected = ycbcr_to_rgb(chunk)
     value = psnr(expected, rgb)
     judge.metrics["psnr_as_rgb"] = round(value, 3)
@@ -60,12 +45,11 @@ def test_passthrough_untouched(impl, judge) -> None:
 @pytest.mark.may
 def test_rgb_raw_components(impl, judge) -> None:
     """encoded_color_space rgb: three independent channels come back unconverted."""
-    need_role(judge, impl, "encode", "decode")
     judge.cite("JPEG-ECS-05")
     parsed = parsed_or_verdict(judge, impl, RGB)
     chunk = make_image("fluorescence", 48, 64, channels=3, seed=3)
-    data = _encode(judge, impl, parsed, chunk)
-    out = _decode(judge, impl, parsed, data, chunk.shape)
+    data = bytes(succeed(judge, "encode", impl.encode, parsed, chunk))
+    out = np.asarray(succeed(judge, "decode", impl.decode, parsed, data, chunk.shape)).reshape(chunk.shape)
     value = psnr(chunk, out)
     judge.metrics["psnr"] = round(value, 3)
     judge.require(value >= RAW_RGB_PSNR_FLOOR, "JPEG-ECS-12",
@@ -85,7 +69,6 @@ def test_rgb_raw_components(impl, judge) -> None:
 @pytest.mark.parametrize("channels", [1, 3], ids=["gray", "ycbcr"])
 def test_decode_ignores_configuration(impl, channels, judge) -> None:
     """Decoding depends on the stream, not on quality or subsampling in the configuration."""
-    need_role(judge, impl, "encode", "decode")
     judge.cite("JPEG-Q-04")
     judge.cite("JPEG-DEC-01")
     if channels == 1:
@@ -95,9 +78,9 @@ def test_decode_ignores_configuration(impl, channels, judge) -> None:
     chunk = make_image("natural", 40, 56, channels=channels)
     parsed_w = parsed_or_verdict(judge, impl, written)
     parsed_r = parsed_or_verdict(judge, impl, reading)
-    data = _encode(judge, impl, parsed_w, chunk)
-    same = _decode(judge, impl, parsed_w, data, chunk.shape)
-    other = _decode(judge, impl, parsed_r, data, chunk.shape)
+    data = bytes(succeed(judge, "encode", impl.encode, parsed_w, chunk))
+    same = np.asarray(succeed(judge, "decode", impl.decode, parsed_w, data, chunk.shape)).reshape(chunk.shape)
+    other = np.asarray(succeed(judge, "decode", impl.decode, parsed_r, data, chunk.shape)).reshape(chunk.shape)
     judge.require(np.array_equal(same, other), "JPEG-DEC-01",
                   f"decoding under quality 5 / 4:2:0 differs from decoding under the writing configuration "
                   f"(max difference {int(np.abs(same.astype(int) - other.astype(int)).max())})")

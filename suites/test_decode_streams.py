@@ -20,7 +20,7 @@ import pytest
 from zarr_jpeg_conformance.core.config import parse_codec
 from zarr_jpeg_conformance.core.markers import inspect
 from zarr_jpeg_conformance.decode_tolerances import FAMILIES, diagnose, difference
-from zarr_jpeg_conformance.harness import case_params, need_role, parsed_or_verdict
+from zarr_jpeg_conformance.harness import case_params, parsed_or_verdict
 from zarr_jpeg_conformance.streams import StreamCase, cases_of
 from zarr_jpeg_conformance.verdict import Attempt, Outcome, attempt
 
@@ -88,7 +88,6 @@ def _describe(value: object) -> str:
 
 
 def _judge_stream(impl: Any, case: StreamCase, judge: Any) -> None:
-    need_role(judge, impl, "decode")
     parsed = parsed_or_verdict(judge, impl, case.codec)
     data = case.data()
     trace = case.category == "malformed"

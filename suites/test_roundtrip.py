@@ -7,11 +7,10 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from zarr_jpeg_conformance.harness import need_role, parsed_or_verdict, psnr
+from zarr_jpeg_conformance.harness import level_mark, parsed_or_verdict, psnr, succeed
 from zarr_jpeg_conformance.images import make_image
 from zarr_jpeg_conformance.modes import MODE, MODES, Mode
 from zarr_jpeg_conformance.tolerances import PSNR_FLOORS, SHAPE_MIN_SIDE, SHAPE_PSNR_FLOOR, SWEEP_QUALITIES
-from zarr_jpeg_conformance.verdict import Outcome, attempt
 
 pytestmark = pytest.mark.roles("encode", "decode")
 
@@ -20,30 +19,23 @@ SIZES = [(1, 1), (7, 13), (16, 48), (48, 16), (33, 65), (64, 64)]
 
 
 def _mode_params(modes: list[Mode]) -> list[object]:
-    return [pytest.param(m, id=m.id, marks=pytest.mark.must if m.level == "MUST" else pytest.mark.may) for m in modes]
+    return [pytest.param(m, id=m.id, marks=level_mark(m.level)) for m in modes]
 
 
 def _roundtrip(judge, impl, mode: Mode, quality: int, chunk: np.ndarray) -> tuple[np.ndarray, bytes]:
-    need_role(judge, impl, "encode", "decode")
     for r in mode.requirements:
         judge.cite(r)
     parsed = parsed_or_verdict(judge, impl, mode.codec(quality))
-    enc = attempt(impl.encode, parsed, chunk)
-    if not enc.ok:
-        outcome = Outcome.ERROR if enc.error else Outcome.FAIL
-        judge.finish(outcome, f"encode of a valid {chunk.dtype}{list(chunk.shape)} chunk {enc.describe()}\n{enc.trace()}")
-    dec = attempt(impl.decode, parsed, bytes(enc.result), chunk.shape)
-    if not dec.ok:
-        outcome = Outcome.ERROR if dec.error else Outcome.FAIL
-        judge.finish(outcome, f"decode of its own stream {dec.describe()}\n{dec.trace()}")
-    return np.asarray(dec.value), bytes(enc.result)
+    data = bytes(succeed(judge, f"encode of a valid {chunk.dtype}{list(chunk.shape)} chunk", impl.encode, parsed, chunk))
+    out = succeed(judge, "decode of its own stream", impl.decode, parsed, data, chunk.shape)
+    return np.asarray(out), data
 
 
 def _shape_params() -> list[object]:
     """Every mode x size, grayscale both as (H, W) and (H, W, 1)."""
     params: list[object] = []
     for mode in MODES:
-        mark = pytest.mark.must if mode.level == "MUST" else pytest.mark.may
+        mark = level_mark(mode.level)
         for h, w in SIZES:
             shapes = [(h, w), (h, w, 1)] if mode.channels == 1 else [(h, w, 3)]
             for shape in shapes:
@@ -72,7 +64,7 @@ def _fidelity_params() -> list[object]:
     params: list[object] = []
     for (mode_id, kind, quality), floor in PSNR_FLOORS.items():
         mode = MODE[mode_id]
-        mark = pytest.mark.must if mode.level == "MUST" else pytest.mark.may
+        mark = level_mark(mode.level)
         params.append(pytest.param(mode, kind, quality, floor, id=f"{mode_id}-{kind}-q{quality}", marks=mark))
     return params
 

@@ -24,7 +24,7 @@ from zarr_jpeg_conformance.adapters import AdapterLoadError  # noqa: E402
 from zarr_jpeg_conformance.core.errors import Unsupported  # noqa: E402
 from zarr_jpeg_conformance.core.markers import inspect  # noqa: E402
 from zarr_jpeg_conformance.corpus import load_json, resource  # noqa: E402
-from zarr_jpeg_conformance.harness import max_abs, psnr  # noqa: E402
+from zarr_jpeg_conformance.harness import level_mark, max_abs, psnr  # noqa: E402
 from zarr_jpeg_conformance.stores import open_store, store_entries  # noqa: E402
 from zarr_jpeg_conformance.verdict import Outcome  # noqa: E402
 from zarr_jpeg_conformance.zarr_codec import REGISTRY_KEY, JpegCodec, backend_adapter, default_backend, register  # noqa: E402
@@ -34,7 +34,6 @@ try:
 except AdapterLoadError as _exc:
     pytest.skip(f"no JPEG backend for the zarr codec: {_exc}", allow_module_level=True)
 
-_LEVEL_MARK = {"MUST": pytest.mark.must, "SHOULD": pytest.mark.should, "MAY": pytest.mark.may}
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ NEUROGLANCER = [s for s in STORES if "JPEG-INT-01" in s.requirements]
 
 
 def _params(stores: list[Store]) -> list[Any]:
-    return [pytest.param(s, id=s.name, marks=_LEVEL_MARK[s.level]) for s in stores]
+    return [pytest.param(s, id=s.name, marks=level_mark(s.level)) for s in stores]
 
 
 @pytest.fixture(scope="module", autouse=True)
