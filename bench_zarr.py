@@ -1,28 +1,31 @@
 """Throughput of reading a jpeg-coded zarr array, against a plain loop of decodes of its chunks.
 
 Run ``python -m zarr_jpeg_conformance.bench_zarr``. It writes a ~64 MiB uint8 array of
-256x256x3 chunks (a natural image, YCbCr 4:2:0, quality 90) into a ``MemoryStore`` and prints,
-for one backend, the decode throughput of:
+256x256x3 chunks (a natural image, YCbCr 4:2:0, quality 90) into a ``MemoryStore`` and
+measures, for one backend, the decode throughput of:
 
-* ``library``: a Python loop calling the JPEG library's own decode function on each chunk;
-* ``adapter``: a loop of ``BackendAdapter.decode`` (the library plus this project's spec checks);
-* ``adapter 2 threads``: the same decodes on two threads, without zarr;
-* ``zarr 1 worker``: ``array[...]`` with ``threading.max_workers`` 1, the executor that
-  ``asyncio.to_thread`` decodes on, and zarr's default ``async.concurrency``: decoding is
-  single-threaded, while zarr's event-loop thread fetches and assembles chunks beside it;
-* ``zarr 2 workers``: ``threading.max_workers`` 2;
-* ``zarr serial``: ``threading.max_workers`` 1 and ``async.concurrency`` 1: one chunk at a
-  time, nothing overlaps;
-* ``zarr, no decode``: as ``zarr 1 worker`` but the codec returns a ready array: zarr's own
-  cost per chunk (event loop, indexing, thread hand-offs, assembling the output).
+* ``library``: a Python loop calling the JPEG library's own decode function on each chunk,
+  keeping the results (a read delivers all the data, so all of it is written to fresh memory);
+* ``library, assembled``: the same, copying each chunk into one preallocated array, as zarr does;
+* ``library, dropped``: the same, dropping each result: one buffer recycled in the CPU's cache,
+  a lower bound no read reaches;
+* ``library 2 threads``: the ``library`` loop on two threads (what the machine allows);
+* ``adapter``: a loop of ``BackendAdapter.decode`` (the library plus this project's checks);
+* ``threaded 1 worker`` / ``threaded 2 workers``: ``array[...]`` through
+  :class:`zarr_pipeline.ThreadedCodecPipeline`, with ``threading.max_workers`` 1 and 2 at
+  read time: the number of threads decoding and assembling chunks, while zarr's event loop
+  fetches the next ones;
+* ``threaded, no decode``: as ``threaded 1 worker`` with a codec that returns a ready
+  array: what zarr and the pipeline cost per chunk;
+* ``zarr 1 worker`` / ``zarr 2 workers`` / ``zarr, no decode``: the same through zarr's
+  default pipeline, each in a child process, since that pipeline's parallelism is the
+  size of zarr's executor, fixed once per process.
 
-zarr creates its event loop and executor once per process, so each zarr measurement runs in
-a fresh child process. Targets: zarr 1 worker >= 0.8x the library loop; zarr 2 workers >=
-1.6x zarr 1 worker. "cores busy" (process CPU time / wall time) shows how much of the machine
-a run used: zarr's event-loop thread does per-chunk work of its own, so even one worker
-keeps more than one core busy, and on 2 cores that work competes with the decodes.
-Numbers are best of ``--repeat`` wall times, so a busy machine lowers them; ratios are
-printed, never asserted. A last line checks that the backend releases the GIL while decoding.
+The in-process measurements run in interleaved rounds (each once per round, best of
+``--rounds``), so that a slower stretch of a shared machine hits all of them alike; the
+ratios printed against the targets (>= 0.8x the library loop with one worker, >= 1.6x one
+worker with two) come from these. "cores busy" is process CPU time over wall time. Ratios
+are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -30,16 +33,18 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from zarr.core.array_spec import ArraySpec
+    from zarr.core.buffer import Buffer, NDBuffer
 
 CHUNK = (256, 256, 3)
 CODEC = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}}
@@ -47,59 +52,52 @@ CODEC = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space":
 GRID = (16, 22)
 TARGET_SINGLE = 0.8
 TARGET_SCALING = 1.6
-#: name -> (threading.max_workers, async.concurrency or None for zarr's default).
-ZARR_RUNS: dict[str, tuple[int, int | None]] = {
-    "zarr 1 worker": (1, None),
-    "zarr 2 workers": (2, None),
-    "zarr serial": (1, 1),
-    "zarr, no decode": (1, None),
-}
+#: zarr's default pipeline, one child process each: name -> threading.max_workers.
+DEFAULT_RUNS = {"zarr 1 worker": 1, "zarr 2 workers": 2, "zarr, no decode": 1}
 
-Timings = list[tuple[float, float]]
+#: name -> (best wall seconds, CPU seconds of that call).
+Best = dict[str, tuple[float, float]]
 
 
-def _source() -> np.ndarray:
+def _source(grid: tuple[int, int]) -> np.ndarray:
     from .images import make_image
 
     # One 1024x1024 natural tile repeated: decode cost depends on content, not on uniqueness.
     tile = make_image("natural", 1024, 1024, 3)
-    h, w = GRID[0] * CHUNK[0], GRID[1] * CHUNK[1]
+    h, w = grid[0] * CHUNK[0], grid[1] * CHUNK[1]
     reps = (-(-h // tile.shape[0]), -(-w // tile.shape[1]), 1)
     return np.ascontiguousarray(np.tile(tile, reps)[:h, :w])
 
 
-def _build(backend: str) -> tuple[Any, dict[str, Any], float]:
+def _build(backend: str, grid: tuple[int, int]) -> tuple[Any, dict[str, Any], float]:
     import zarr
     from zarr.storage import MemoryStore
 
     from .zarr_codec import JpegCodec, register
 
     register()
-    data = _source()
+    data = _source(grid)
     entries: dict[str, Any] = {}
-    array = zarr.create_array(
-        MemoryStore(entries),
-        shape=data.shape,
-        chunks=CHUNK,
-        dtype="uint8",
-        serializer=JpegCodec.with_backend(CODEC, backend),
-        compressors=None,
-        fill_value=0,
-    )
+    array = zarr.create_array(MemoryStore(entries), shape=data.shape, chunks=CHUNK, dtype="uint8",
+                              serializer=JpegCodec.with_backend(CODEC, backend), compressors=None, fill_value=0)
     start = time.perf_counter()
     array[...] = data
     return array, entries, time.perf_counter() - start
 
 
-def _timed(func: Callable[[], object], repeat: int) -> Timings:
-    """(wall, process CPU) seconds of each call, after one warm-up call."""
-    func()  # warm up: imports, first allocations, zarr's event loop and executor
-    times = []
-    for _ in range(repeat):
-        wall, cpu = time.perf_counter(), time.process_time()
-        func()
-        times.append((time.perf_counter() - wall, time.process_time() - cpu))
-    return times
+def _rounds(runs: dict[str, Callable[[], object]], rounds: int) -> Best:
+    """Best (wall, CPU) of each run, over ``rounds`` rounds that run each once, after a warm-up round."""
+    for func in runs.values():
+        func()  # imports, first allocations, zarr's event loop and executor
+    best: Best = {name: (float("inf"), 0.0) for name in runs}
+    for _ in range(rounds):
+        for name, func in runs.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            func()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            if wall < best[name][0]:
+                best[name] = (wall, cpu)
+    return best
 
 
 def _library_decoder(backend: str) -> Callable[[bytes], object]:
@@ -114,133 +112,142 @@ def _library_decoder(backend: str) -> Callable[[bytes], object]:
         return lambda data: np.asarray(Image.open(io.BytesIO(data)))
     import turbojpeg
 
-    decoder = turbojpeg.TurboJPEG()
-    return decoder.decode
+    return turbojpeg.TurboJPEG().decode
 
 
-def _pooled(func: Callable[[bytes], object], streams: list[bytes]) -> None:
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(func, streams))
+def _no_decode() -> None:
+    """Make every JpegCodec return a ready array: what remains is zarr's and the pipeline's cost."""
+    from .zarr_codec import JpegCodec
+
+    ready = np.zeros(CHUNK, dtype=np.uint8)
+
+    def ready_chunk(self: JpegCodec, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        return chunk_spec.prototype.nd_buffer.from_numpy_array(ready)
+
+    JpegCodec._decode_sync = ready_chunk  # type: ignore[method-assign]
 
 
-def _gil_stall(decode: Callable[[], object]) -> tuple[float, float]:
-    """(longest stall of a spinning Python thread, duration) of one ``decode`` call, in seconds.
-
-    A call that holds the GIL stalls the spinner for all of its duration; one that releases it
-    stalls it only for the GIL hand-offs at its start and end (and any OS scheduling delay).
-    """
-    stop = threading.Event()
-    gaps: list[float] = []
-
-    def spin() -> None:
-        last = time.perf_counter()
-        while not stop.is_set():
-            now = time.perf_counter()
-            gaps.append(now - last)
-            last = now
-
-    thread = threading.Thread(target=spin)
-    thread.start()
-    time.sleep(0.02)
-    start = time.perf_counter()
-    decode()
-    duration = time.perf_counter() - start
-    stop.set()
-    thread.join()
-    return max(gaps), duration
-
-
-def _worker(backend: str, run: str, repeat: int, batch_size: int) -> None:
+def _read(array: Any, workers: int) -> Callable[[], object]:
     import zarr
 
-    workers, concurrency = ZARR_RUNS[run]
-    settings: dict[str, Any] = {
-        "threading.max_workers": workers,
-        "codec_pipeline.batch_size": batch_size,
-        "jpeg_conformance.backend": backend,
-    }
-    if concurrency is not None:
-        settings["async.concurrency"] = concurrency
-    # Must be set before zarr's first synchronous call, which creates the executor.
-    zarr.config.set(settings)
-    array, _, _ = _build(backend)
-    if run == "zarr, no decode":
-        from .zarr_codec import JpegCodec
+    def read() -> object:
+        with zarr.config.set({"threading.max_workers": workers}):
+            return array[...]
 
-        # What zarr itself costs per chunk: the codec hands back a ready array instead of decoding.
-        ready = np.zeros(CHUNK, dtype=np.uint8)
-        JpegCodec._decode_sync = lambda self, chunk_bytes, chunk_spec: chunk_spec.prototype.nd_buffer.from_numpy_array(ready)  # type: ignore[method-assign]
-    json.dump({"times": _timed(lambda: array[...], repeat)}, sys.stdout)
+    return read
 
 
-def _child(backend: str, run: str, repeat: int, batch_size: int) -> Timings:
-    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.bench_zarr", "--backend", backend, "--repeat", str(repeat),
-           "--batch-size", str(batch_size), "--worker", run]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return [(wall, cpu) for wall, cpu in json.loads(out)["times"]]
+def _settings(backend: str, workers: int, batch_size: int, pipeline: str | None) -> dict[str, Any]:
+    settings: dict[str, Any] = {"threading.max_workers": workers, "codec_pipeline.batch_size": batch_size,
+                                "jpeg_conformance.backend": backend}
+    if pipeline:
+        settings["codec_pipeline.path"] = pipeline
+    return settings
+
+
+def _child_main(args: argparse.Namespace) -> None:
+    import zarr
+
+    # Before zarr's first synchronous call, which sizes its executor for the process.
+    zarr.config.set(_settings(args.backend, DEFAULT_RUNS[args.worker], args.batch_size, None))
+    array, _, _ = _build(args.backend, args.grid)
+    if args.worker.endswith("no decode"):
+        _no_decode()
+    json.dump(_rounds({args.worker: lambda: array[...]}, args.rounds)[args.worker], sys.stdout)
+
+
+def _child(args: argparse.Namespace, run: str) -> tuple[float, float]:
+    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.bench_zarr", "--backend", args.backend, "--rounds", str(args.rounds),
+           "--batch-size", str(args.batch_size), "--grid", *map(str, args.grid), "--worker", run]
+    wall, cpu = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return wall, cpu
+
+
+def measure(args: argparse.Namespace) -> tuple[Best, dict[str, Any]]:
+    """Every measurement, and facts about the run."""
+    import zarr
+
+    from .core.config import parse_codec
+    from .zarr_codec import backend_adapter
+    from .zarr_pipeline import PIPELINE_PATH
+
+    zarr.config.set(_settings(args.backend, 2, args.batch_size, PIPELINE_PATH))  # a 2-thread executor
+    array, entries, write_s = _build(args.backend, args.grid)
+    keys = sorted((k for k in entries if k.startswith("c/")), key=lambda k: tuple(map(int, k.split("/")[1:])))
+    streams = [entries[k].to_bytes() for k in keys]  # row-major, as chunk (i, j) = divmod(index, cols)
+    adapter, config = backend_adapter(args.backend), parse_codec(CODEC)
+    library = _library_decoder(args.backend)
+    pool = ThreadPoolExecutor(2)
+    rows, cols = args.grid
+
+    def assembled() -> None:
+        out = np.empty((rows * CHUNK[0], cols * CHUNK[1], CHUNK[2]), np.uint8)
+        for index, stream in enumerate(streams):
+            i, j = divmod(index, cols)
+            out[i * CHUNK[0] : (i + 1) * CHUNK[0], j * CHUNK[1] : (j + 1) * CHUNK[1]] = library(stream)
+
+    best = _rounds({
+        "library": lambda: [library(s) for s in streams],
+        "library, assembled": assembled,
+        "library, dropped": lambda: [library(s) is None for s in streams],
+        "library 2 threads": lambda: list(pool.map(library, streams)),
+        "adapter": lambda: [adapter.decode(config, s, CHUNK) for s in streams],
+        "threaded 1 worker": _read(array, 1),
+        "threaded 2 workers": _read(array, 2),
+    }, args.rounds)
+    for run in DEFAULT_RUNS:
+        best[run] = _child(args, run)
+    _no_decode()
+    best.update(_rounds({"threaded, no decode": _read(array, 1)}, args.rounds))
+    facts = {"chunks": len(streams), "mib": array.nbytes / 2**20, "jpeg_mib": sum(map(len, streams)) / 2**20,
+             "write_mib_s": array.nbytes / 2**20 / write_s, "versions": adapter.versions(), "zarr": zarr.__version__}
+    return best, facts
+
+
+def report(best: Best, facts: dict[str, Any], args: argparse.Namespace) -> None:
+    mib, chunks = facts["mib"], facts["chunks"]
+    versions = ", ".join(f"{k} {v}" for k, v in facts["versions"].items())
+    print(f"backend {args.backend} ({versions}); zarr {facts['zarr']}, codec_pipeline.batch_size {args.batch_size}")
+    print(f"{chunks} chunks {CHUNK}, {mib:.1f} MiB, {facts['jpeg_mib']:.1f} MiB of JPEG; zarr write "
+          f"{facts['write_mib_s']:.0f} MiB/s; best of {args.rounds} rounds")
+    print(f"{'':20} {'MiB/s':>7} {'us/chunk':>9} {'cores busy':>10}")
+    for name, (wall, cpu) in best.items():
+        print(f"{name:20} {mib / wall:7.0f} {1e6 * wall / chunks:9.0f} {cpu / wall:10.2f}")
+
+    def ratio(a: str, b: str) -> float:
+        return best[b][0] / best[a][0]
+
+    print(f"threaded 1 worker / library:          {ratio('threaded 1 worker', 'library'):.2f}x (target >= {TARGET_SINGLE}x)")
+    print(f"threaded 2 workers / threaded 1:      {ratio('threaded 2 workers', 'threaded 1 worker'):.2f}x "
+          f"(target >= {TARGET_SCALING}x)")
+    print(f"library 2 threads / library:          {ratio('library 2 threads', 'library'):.2f}x (what 2 threads give here)")
+    print(f"adapter / library:                    {ratio('adapter', 'library'):.2f}x")
+    print(f"threaded 1 worker / library, assembled: {ratio('threaded 1 worker', 'library, assembled'):.2f}x; "
+          f"/ library, dropped: {ratio('threaded 1 worker', 'library, dropped'):.2f}x")
+    print(f"zarr default pipeline, 1 worker / library:  {ratio('zarr 1 worker', 'library'):.2f}x (another process)")
+    print(f"zarr default pipeline, 2 workers / 1:       {ratio('zarr 2 workers', 'zarr 1 worker'):.2f}x")
+    for name in ("threaded, no decode", "zarr, no decode"):
+        print(f"{name}: {1e6 * best[name][1] / chunks:.0f} us of CPU per chunk")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.bench_zarr", description=__doc__.split("\n")[0])
     parser.add_argument("--backend", default=None, help="imagecodecs, pillow or turbojpeg (default: the codec's default)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed repetitions per measurement (best is reported)")
-    parser.add_argument("--batch-size", type=int, default=1,
-                        help="zarr's codec_pipeline.batch_size (chunks per coroutine; zarr's default is 1)")
-    parser.add_argument("--worker", choices=sorted(ZARR_RUNS), default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (the best of each is reported)")
+    parser.add_argument("--batch-size", type=int, default=1, help="zarr's codec_pipeline.batch_size (default pipeline)")
+    parser.add_argument("--grid", type=int, nargs=2, default=GRID, metavar=("ROWS", "COLS"), help="chunks per axis")
+    parser.add_argument("--worker", choices=sorted(DEFAULT_RUNS), default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    args.grid = tuple(args.grid)
+    if args.backend is None:
+        from .zarr_codec import default_backend
 
-    import zarr
-
-    from .core.config import parse_codec
-    from .zarr_codec import backend_adapter, default_backend
-
-    backend = args.backend or default_backend()
+        args.backend = default_backend()
     if args.worker is not None:
-        _worker(backend, args.worker, args.repeat, args.batch_size)
+        _child_main(args)
         return 0
-
-    array, entries, write_s = _build(backend)
-    streams = [entries[k].to_bytes() for k in sorted(entries) if k.startswith("c/")]
-    mib = array.nbytes / 2**20
-    adapter, config = backend_adapter(backend), parse_codec(CODEC)
-    library = _library_decoder(backend)
-
-    results: dict[str, Timings] = {
-        "library": _timed(lambda: [library(s) for s in streams], args.repeat),
-        "adapter": _timed(lambda: [adapter.decode(config, s, CHUNK) for s in streams], args.repeat),
-        "adapter 2 threads": _timed(lambda: _pooled(lambda s: adapter.decode(config, s, CHUNK), streams), args.repeat),
-    }
-    for run in ZARR_RUNS:
-        results[run] = _child(backend, run, args.repeat, args.batch_size)
-    big = np.ascontiguousarray(np.tile(_source()[:1024, :1024], (4, 4, 1)))
-    big_stream = adapter.encode(config, big)
-    adapter.decode(config, big_stream, big.shape)
-    stall, duration = _gil_stall(lambda: adapter.decode(config, big_stream, big.shape))
-
-    versions = ", ".join(f"{k} {v}" for k, v in backend_adapter(backend).versions().items())
-    print(f"backend {backend} ({versions}); zarr {zarr.__version__}, codec_pipeline.batch_size {args.batch_size}")
-    print(f"{len(streams)} chunks {CHUNK}, {mib:.1f} MiB, {sum(map(len, streams)) / 2**20:.1f} MiB of JPEG; "
-          f"zarr write {mib / write_s:.0f} MiB/s")
-    print(f"{'':18} {'best MiB/s':>10} {'median MiB/s':>12} {'cores busy':>10}")
-    best: dict[str, float] = {}
-    for name, times in results.items():
-        wall, cpu = min(times)
-        best[name] = wall
-        median = statistics.median(w for w, _ in times)
-        print(f"{name:18} {mib / wall:10.0f} {mib / median:12.0f} {cpu / wall:10.2f}")
-
-    def ratio(a: str, b: str) -> float:
-        return best[b] / best[a]
-
-    print(f"zarr 1 worker / library loop:     {ratio('zarr 1 worker', 'library'):.2f}x (target >= {TARGET_SINGLE}x)")
-    print(f"zarr 2 workers / zarr 1 worker:   {ratio('zarr 2 workers', 'zarr 1 worker'):.2f}x (target >= {TARGET_SCALING}x)")
-    print(f"zarr serial / library loop:       {ratio('zarr serial', 'library'):.2f}x")
-    print(f"zarr 2 workers / zarr serial:     {ratio('zarr 2 workers', 'zarr serial'):.2f}x")
-    print(f"adapter 2 threads / adapter loop: {ratio('adapter 2 threads', 'adapter'):.2f}x (the backend alone, no zarr)")
-    per_chunk = {name: 1e6 * min(cpu for _, cpu in results[name]) / len(streams) for name in ("zarr, no decode", "adapter")}
-    print(f"CPU per chunk: zarr's own work {per_chunk['zarr, no decode']:.0f} us, adapter decode {per_chunk['adapter']:.0f} us")
-    print(f"GIL: a Python thread spinning beside one {big.shape} decode ({duration * 1e3:.0f} ms) "
-          f"stalled at most {stall * 1e3:.1f} ms (a call holding the GIL stalls it throughout)")
+    best, facts = measure(args)
+    report(best, facts, args)
     return 0
 
 

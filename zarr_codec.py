@@ -188,11 +188,12 @@ class JpegCodec(ArrayBytesCodec):
         return chunk_spec.prototype.nd_buffer.from_numpy_array(out)
 
     # imagecodecs, Pillow and PyTurboJPEG release the GIL for all but the start and end of a
-    # call (measured: a Python thread beside one 4096x4096x3 decode stalls 5-50 ms of its
-    # 150-700 ms; see bench_zarr), so each chunk runs in a worker thread, off zarr's event
-    # loop, and chunks code in parallel. _encode_sync/_decode_sync also satisfy zarr's
-    # SupportsSyncCodec protocol, which the opt-in synchronous pipeline of later zarr releases
-    # calls (zarr-python #3885; not exercised here, as zarr >= 3.2 needs Python 3.12).
+    # call, so in zarr's default pipeline each chunk runs in a worker thread, off zarr's
+    # event loop, and chunks code in parallel. zarr_pipeline.ThreadedCodecPipeline calls
+    # _decode_sync directly on its own threads instead. _encode_sync/_decode_sync also
+    # satisfy zarr's SupportsSyncCodec protocol, which the opt-in synchronous pipeline of
+    # later zarr releases calls (zarr-python #3885; not exercised here, as zarr >= 3.2
+    # needs Python 3.12).
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
 

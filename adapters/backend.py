@@ -8,6 +8,7 @@ time, as the spec asks of an implementation that cannot decode ``rgb``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
@@ -94,7 +95,7 @@ class BackendAdapter:
             raise BackendRejection("JPEG-DEC-01", f"{self.name} refused to decode: {exc}") from exc
         expected = (plan.height, plan.width, plan.components)
         pixels = np.asarray(pixels)
-        if pixels.dtype != np.uint8 or pixels.reshape(-1).size != np.prod(expected):
+        if pixels.dtype != np.uint8 or pixels.size != math.prod(expected):
             raise RuntimeError(f"{self.name} returned {pixels.dtype} {pixels.shape}, expected uint8 {expected}")
         pixels = pixels.reshape(expected)
         if plan.stored == "rgb" and plan.output == "ycbcr":

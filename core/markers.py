@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Component", "StreamInfo", "inspect"]
+__all__ = ["Component", "StreamInfo", "inspect", "inspect_headers"]
 
 SOI, EOI, SOS, DQT, DHT, DAC, DRI, DNL, COM = 0xD8, 0xD9, 0xDA, 0xDB, 0xC4, 0xCC, 0xDD, 0xDC, 0xFE
 APP0, APP14 = 0xE0, 0xEE
@@ -230,6 +230,69 @@ def inspect(data: bytes | bytearray | memoryview, *, entropy: bool = True) -> St
         _walk_segments(walk, start)
         _check_completeness(walk)
     return walk.freeze()
+
+
+#: Results of inspect(entropy=False) by header bytes (SOI to the end of the first SOS segment).
+_HEADERS: dict[bytes, StreamInfo] = {}
+_HEADERS_MAX = 64
+#: A header longer than this many segments is inspected in full, not cached.
+_HEADER_SEGMENTS_MAX = 64
+
+
+def inspect_headers(data: bytes) -> StreamInfo:
+    """``inspect(data, entropy=False)``, answered from a cache when the same headers were seen.
+
+    The chunks of one array come from one encoder and one configuration, so their headers
+    are byte-identical, and parsing them is most of the cost of the checks made before each
+    decode. With ``entropy=False`` and a stream ending in EOI, the result depends only on the
+    header bytes and the stream's length, which is what the cache relies on. Only a plain
+    chain of segments is cached (no fill bytes, no standalone marker, nothing cut off, EOI
+    last); any other stream is inspected in full.
+    """
+    end = _plain_header_end(data) if isinstance(data, bytes) else None
+    if end is None:
+        return inspect(data, entropy=False)
+    key = data[:end]
+    info = _HEADERS.get(key)
+    if info is None:
+        info = inspect(data, entropy=False)
+        if len(_HEADERS) >= _HEADERS_MAX:
+            _HEADERS.clear()  # arrays with this many distinct headers get no help from a cache
+        _HEADERS[key] = info
+    if info.length == len(data):
+        return info
+    # dataclasses.replace re-runs __init__ on 19 fields, which costs as much as the parse saved.
+    copy = object.__new__(StreamInfo)
+    copy.__dict__.update(info.__dict__)
+    object.__setattr__(copy, "length", len(data))
+    return copy
+
+
+def _plain_header_end(data: bytes) -> int | None:
+    """End of the first SOS segment when the walk there takes inspect's plain path, else None.
+
+    Plain: SOI first; every marker a length-bearing segment (C0-CF, DA-FE) whose code
+    follows its 0xFF directly; every segment ending before the data does; and the data
+    ending with EOI, so that inspect(entropy=False) stops at the SOS segment.
+    """
+    n = len(data)
+    if data[:2] != b"\xff\xd8" or not data.endswith(b"\xff\xd9"):
+        return None
+    pos = 2
+    for _ in range(_HEADER_SEGMENTS_MAX):
+        if pos + 4 > n or data[pos] != 0xFF:
+            return None
+        marker = data[pos + 1]
+        if not (0xC0 <= marker <= 0xCF or 0xDA <= marker <= 0xFE):
+            return None
+        length = (data[pos + 2] << 8) | data[pos + 3]
+        end = pos + 2 + length
+        if length < 2 or end >= n:
+            return None
+        if marker == SOS:
+            return end
+        pos = end
+    return None
 
 
 def _as_bytes(data: object) -> bytes:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .chunk import image_shape
 from .config import ColorSpace, JpegConfig, is_color_space
 from .errors import StreamError
-from .markers import StreamInfo, inspect
+from .markers import StreamInfo, inspect_headers
 
 #: SOF markers of 8-bit DCT processes a decoder may read (JPEG-X-09): baseline,
 #: extended sequential, progressive, and their arithmetic-coded variants.
@@ -46,7 +46,7 @@ def plan_decode(config: JpegConfig, data: bytes, chunk_shape: Sequence[int]) -> 
     # Headers and the end of the stream are what the checks need; walking the entropy-
     # coded data too would cost up to 10% of a decode (bench_overhead.py), and what it
     # could add (a corrupt byte that looks like a marker) the decoder sees as well.
-    info = inspect(data, entropy=False)
+    info = inspect_headers(data)
     if not info.soi:
         raise StreamError("JPEG-DEC-01", f"not a JPEG stream: it does not start with SOI ({len(data)} bytes)")
     if info.sof is None or not info.scans:

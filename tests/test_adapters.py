@@ -107,3 +107,38 @@ def test_markers_are_registered(pytester: pytest.Pytester) -> None:
         test_m="import pytest\n@pytest.mark.must\n@pytest.mark.should\n@pytest.mark.may\ndef test_m():\n    pass\n"
     )
     pytester.runpytest_subprocess("--strict-markers", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_turbojpeg_rejects_a_stop_on_warning_per_thread() -> None:
+    """PyTurboJPEG reports a stop on a warning with warnings.warn; the adapter catches it on the
+    decoding thread only (no process-wide catch_warnings, no lock), and the rest of the process
+    still sees its warnings."""
+    import threading
+    import warnings
+
+    import turbojpeg
+
+    from zarr_jpeg_conformance.core.errors import Rejection
+    from zarr_jpeg_conformance.streams import stream_cases
+
+    adapter = load_adapter("turbojpeg")
+    case = next(c for c in stream_cases() if c.id == "stream.malformed.truncated-50-with-eoi")
+    parsed = adapter.parse(dict(case.codec))
+    errors: list[Rejection] = []
+
+    def decode() -> None:
+        try:
+            adapter.decode(parsed, case.data(), case.chunk_shape)
+        except Rejection as exc:  # anything else fails the count below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=decode) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(errors) == 4 and all("JPEG-X-07" in str(e) for e in errors), errors
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        turbojpeg.warnings.warn("outside a decode")
+    assert [str(w.message) for w in seen] == ["outside a decode"]

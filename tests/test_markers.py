@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import struct
 import time
+from typing import Any
 
 import imagecodecs
 import numpy as np
@@ -13,7 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from zarr_jpeg_conformance.core.markers import MAX_PROBLEMS, Component, StreamInfo, inspect
+from zarr_jpeg_conformance.core import markers
+from zarr_jpeg_conformance.core.markers import MAX_PROBLEMS, Component, StreamInfo, inspect, inspect_headers
+from zarr_jpeg_conformance.streams import stream_cases
 
 H, W = 40, 56  # deliberately not multiples of 16, so partial MCUs are exercised
 
@@ -584,3 +587,59 @@ def test_mutated_streams_never_raise(base: bytes, mutations: list[tuple[str, int
 def test_arbitrary_bytes_never_raise(prefix: bytes, tail: bytes) -> None:
     data = prefix + tail
     _check_invariants(inspect(data), data)
+
+
+# ----------------------------------------------------------------------------- header cache
+
+
+def _cached_twice(data: bytes) -> tuple[StreamInfo, StreamInfo]:
+    markers._HEADERS.clear()
+    return inspect_headers(data), inspect_headers(data)
+
+
+@pytest.mark.parametrize("case", stream_cases(), ids=lambda case: case.id)
+def test_header_cache_agrees_on_the_stream_corpus(case: object) -> None:
+    data = case.data()  # type: ignore[attr-defined]
+    expected = inspect(data, entropy=False)
+    miss, hit = _cached_twice(data)
+    assert miss == expected and hit == expected
+
+
+def test_header_cache_is_used_and_keeps_each_streams_length(gray_stream: bytes) -> None:
+    markers._HEADERS.clear()
+    inspect_headers(gray_stream)
+    assert len(markers._HEADERS) == 1
+    longer = gray_stream[:-2] + b"\x00\x00\xff\xd9"  # same headers, other entropy-coded data
+    info = inspect_headers(longer)
+    assert len(markers._HEADERS) == 1  # answered from the cache ...
+    assert info == inspect(longer, entropy=False) and info.length == len(gray_stream) + 2  # ... with its own length
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(lambda s: s[:-2], id="no-eoi"),
+        pytest.param(lambda s: s[:2] + b"\xff" + s[2:], id="fill-byte"),
+        pytest.param(lambda s: s + b"junk", id="trailing"),
+        pytest.param(lambda s: b"\x00" + s, id="before-soi"),
+    ],
+)
+def test_header_cache_leaves_unusual_streams_to_inspect(gray_stream: bytes, data: Any) -> None:
+    stream = data(gray_stream)
+    markers._HEADERS.clear()
+    assert inspect_headers(stream) == inspect(stream, entropy=False)
+    assert not markers._HEADERS
+
+
+@_HYPOTHESIS
+@given(base=st.sampled_from(_BASES), mutations=st.lists(_mutation, min_size=1, max_size=6), in_entropy=st.booleans())
+def test_header_cache_agrees_on_mutated_streams(base: bytes, mutations: list[tuple[str, int, int]], in_entropy: bool) -> None:
+    # Seed the cache with the base's headers, so that mutations after them are cache hits.
+    markers._HEADERS.clear()
+    inspect_headers(base)
+    if in_entropy:
+        head = markers._plain_header_end(base) or 0
+        data = base[:head] + _mutate(base[head:], mutations)
+    else:
+        data = _mutate(base, mutations)
+    assert inspect_headers(data) == inspect(data, entropy=False)

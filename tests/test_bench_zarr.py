@@ -1,0 +1,19 @@
+"""bench_zarr runs end to end on a small grid and prints every ratio it promises (numbers not asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("zarr")
+
+
+def test_bench_zarr_prints_every_measurement_and_ratio() -> None:
+    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.bench_zarr", "--grid", "2", "3", "--rounds", "1"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for needle in ("library, assembled", "threaded 2 workers", "zarr 1 worker", "threaded, no decode",
+                   "threaded 1 worker / library:", "(target >= 0.8x)", "(target >= 1.6x)", "6 chunks (256, 256, 3)"):
+        assert needle in done.stdout, f"{needle!r} missing from:\n{done.stdout}"

@@ -1,0 +1,218 @@
+"""ThreadedCodecPipeline (zarr_pipeline.py) reads exactly what zarr's default pipeline reads."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pytest
+
+zarr = pytest.importorskip("zarr")
+
+from zarr.core.codec_pipeline import BatchedCodecPipeline  # noqa: E402
+from zarr.storage import MemoryStore  # noqa: E402
+
+from zarr_jpeg_conformance import zarr_pipeline  # noqa: E402
+from zarr_jpeg_conformance.core.errors import StreamError  # noqa: E402
+from zarr_jpeg_conformance.corpus import resource  # noqa: E402
+from zarr_jpeg_conformance.stores import open_store  # noqa: E402
+from zarr_jpeg_conformance.zarr_codec import REGISTRY_KEY, JpegCodec, register  # noqa: E402
+from zarr_jpeg_conformance.zarr_pipeline import PIPELINE_PATH, ThreadedCodecPipeline  # noqa: E402
+
+STORES = sorted(e.name for e in resource("fixtures", "stores").iterdir() if e.is_dir())
+DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+#: Selections, from an array's shape, that cut chunks, drop axes, step and count from the end.
+SELECTIONS: dict[str, Callable[[tuple[int, ...]], tuple[Any, ...]]] = {
+    "all": lambda shape: (Ellipsis,),
+    "inner-slab": lambda shape: tuple(slice(n // 5, n - n // 7) for n in shape),
+    "one-row": lambda shape: (shape[0] // 2,),
+    "one-pixel": lambda shape: tuple(n // 3 for n in shape),
+    "step": lambda shape: (slice(None, None, 3), slice(1, None, 2)),
+    "negative": lambda shape: (slice(-shape[0] // 2, -1),),
+}
+
+
+@pytest.fixture(autouse=True)
+def _codec() -> Iterator[None]:
+    register()
+    with zarr.config.set({"codecs.jpeg": REGISTRY_KEY}):
+        yield
+
+
+def _read(entries: dict[str, Any], path: str, selection: Any = (Ellipsis,), **settings: Any) -> tuple[np.ndarray, Any]:
+    with zarr.config.set({"codec_pipeline.path": path, **settings}):
+        array = zarr.open_array(MemoryStore(dict(entries)), mode="r", zarr_format=3)
+        return np.asarray(array[selection]), array
+
+
+@pytest.mark.parametrize("selection", SELECTIONS.values(), ids=SELECTIONS.keys())
+@pytest.mark.parametrize("store", STORES)
+def test_reads_what_the_default_pipeline_reads(store: str, selection: Callable[[tuple[int, ...]], tuple[Any, ...]]) -> None:
+    entries = open_store(resource("fixtures", "stores", store))
+    whole, default = _read(entries, DEFAULT)
+    expected = whole[selection(whole.shape)]
+    got, array = _read(entries, PIPELINE_PATH, selection(whole.shape))
+    assert type(array.async_array.codec_pipeline) is ThreadedCodecPipeline
+    assert type(default.async_array.codec_pipeline) is BatchedCodecPipeline
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+def _array(entries: dict[str, Any], shape: tuple[int, ...] = (70, 90), chunks: tuple[int, ...] = (16, 16),
+           **codecs: Any) -> tuple[Any, np.ndarray]:
+    rng = np.random.default_rng(5)
+    data = rng.integers(0, 256, shape, dtype=np.uint8)
+    serializer = JpegCodec(quality=90, encoded_color_space="grayscale")
+    array = zarr.create_array(MemoryStore(entries), shape=shape, chunks=chunks, dtype="uint8",
+                              serializer=serializer, compressors=codecs.pop("compressors", None), fill_value=7, **codecs)
+    array[...] = data
+    return array, data
+
+
+def test_orthogonal_and_mask_selections() -> None:
+    entries: dict[str, Any] = {}
+    _array(entries)
+    rows, cols = [0, 5, 33, 69], np.arange(90) % 7 == 0
+    with zarr.config.set({"codec_pipeline.path": DEFAULT}):
+        default = zarr.open_array(MemoryStore(dict(entries)), mode="r")
+        # oindex with an integer drops an axis that is not the first (drop_axes).
+        expected = default.oindex[rows, cols], default.vindex[[1, 40, 69], [2, 50, 89]], default.oindex[rows, 50]
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}):
+        array = zarr.open_array(MemoryStore(dict(entries)), mode="r")
+        np.testing.assert_array_equal(array.oindex[rows, cols], expected[0])
+        np.testing.assert_array_equal(array.oindex[rows, 50], expected[2])
+        np.testing.assert_array_equal(array.vindex[[1, 40, 69], [2, 50, 89]], expected[1])
+
+
+def test_array_to_array_and_bytes_to_bytes_codecs_around_jpeg() -> None:
+    from zarr.codecs import Crc32cCodec, GzipCodec, TransposeCodec
+
+    entries: dict[str, Any] = {}
+    _array(entries, shape=(40, 70), chunks=(16, 24), filters=[TransposeCodec(order=(1, 0))],
+           compressors=[GzipCodec(level=1), Crc32cCodec()])
+    expected, _ = _read(entries, DEFAULT)
+    got, array = _read(entries, PIPELINE_PATH)
+    pipeline = array.async_array.codec_pipeline
+    assert pipeline.array_array_codecs and len(pipeline.bytes_bytes_codecs) == 2 and pipeline.decodes_synchronously
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_missing_chunks_read_as_fill_value() -> None:
+    entries: dict[str, Any] = {}
+    _array(entries)
+    for key in ("c/0/0", "c/2/3", "c/4/5"):
+        del entries[key]
+    expected, _ = _read(entries, DEFAULT)
+    got, _ = _read(entries, PIPELINE_PATH)
+    np.testing.assert_array_equal(got, expected)
+    assert (got[:16, :16] == 7).all()
+
+
+def test_several_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries: dict[str, Any] = {}
+    _array(entries)  # 5 x 6 = 30 chunks
+    monkeypatch.setattr(zarr_pipeline, "WINDOW_PER_WORKER", 2)
+    expected, _ = _read(entries, DEFAULT)
+    for workers in (1, 2, 3):
+        got, _ = _read(entries, PIPELINE_PATH, **{"threading.max_workers": workers})
+        np.testing.assert_array_equal(got, expected)
+
+
+def _read_on_own_loop(entries: dict[str, Any], pool_size: int, on_error: Callable[[], None] | None = None) -> np.ndarray:
+    """Read through zarr's async API on a fresh event loop whose executor has ``pool_size`` threads.
+
+    zarr's synchronous API sizes its executor once per process, on first use; a loop of the
+    test's own makes the pool size certain whatever ran before. ``on_error`` runs the moment
+    the read raises, before asyncio.run waits for the executor's threads.
+    """
+    from zarr.api.asynchronous import open_array
+
+    async def main() -> np.ndarray:
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(pool_size))
+        array = await open_array(store=MemoryStore(dict(entries)), mode="r", zarr_format=3)
+        try:
+            return np.asarray(await array.getitem(Ellipsis))
+        except Exception:
+            if on_error:
+                on_error()
+            raise
+
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH, "threading.max_workers": pool_size}):
+        return asyncio.run(main())
+
+
+def test_decodes_off_the_event_loop_on_several_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries: dict[str, Any] = {}
+    _array(entries)
+    expected, _ = _read(entries, DEFAULT)
+    threads: set[int] = set()
+    decode = JpegCodec._decode_sync
+
+    def recording(self: JpegCodec, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        threads.add(threading.get_ident())
+        time.sleep(0.002)  # a decode long enough that one thread cannot drain the queue alone
+        return decode(self, chunk_bytes, chunk_spec)
+
+    monkeypatch.setattr(JpegCodec, "_decode_sync", recording)
+    np.testing.assert_array_equal(_read_on_own_loop(entries, 2), expected)
+    assert len(threads) == 2, f"30 chunks decoded on {len(threads)} thread(s) with 2 workers"
+    assert threading.get_ident() not in threads  # asyncio.run's loop runs on this thread
+
+
+def test_a_bad_chunk_raises_the_codecs_error_after_every_job_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries: dict[str, Any] = {}
+    _array(entries)  # 30 chunks; c/1/1 is the 8th handed out
+    entries["c/1/1"] = entries["c/1/1"].__class__.from_bytes(b"\xff\xd8 not a jpeg")
+    lock, running, calls = threading.Lock(), [0], [0]
+    decode = JpegCodec._decode_sync
+
+    def counting(self: JpegCodec, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        with lock:
+            running[0] += 1
+            calls[0] += 1
+        try:
+            time.sleep(0.002)
+            return decode(self, chunk_bytes, chunk_spec)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(JpegCodec, "_decode_sync", counting)
+    at_error: list[int] = []
+    with pytest.raises(StreamError, match="JPEG-DEC-01"):
+        _read_on_own_loop(entries, 2, on_error=lambda: at_error.append(running[0]))
+    assert at_error == [0], f"{at_error[0]} decode(s) still running when the read raised"
+    assert calls[0] < 30, f"all {calls[0]} chunks were decoded after one failed: the other job did not stop"
+
+
+def test_sharded_reads_go_through_zarrs_partial_decode_and_inner_chunks_through_threads() -> None:
+    entries = open_store(resource("fixtures", "stores", "sharded.zarr"))
+    _, array = _read(entries, PIPELINE_PATH)
+    outer = array.async_array.codec_pipeline
+    assert not outer.decodes_synchronously  # the sharding codec reads its inner chunks itself ...
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}):  # sharding picks it on each read
+        inner = outer.array_bytes_codec.codec_pipeline
+    assert type(inner) is ThreadedCodecPipeline and inner.decodes_synchronously  # ... through this pipeline
+
+
+def test_a_codec_without_a_synchronous_decode_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries: dict[str, Any] = {}
+    _array(entries)
+    expected, _ = _read(entries, DEFAULT)
+    monkeypatch.delattr(JpegCodec, "_decode_sync")  # _decode_single still works: it is zarr's path
+    monkeypatch.setattr(JpegCodec, "_decode_single", _async_decode)
+    got, array = _read(entries, PIPELINE_PATH)
+    assert not array.async_array.codec_pipeline.decodes_synchronously
+    np.testing.assert_array_equal(got, expected)
+
+
+_decode_sync = JpegCodec._decode_sync
+
+
+async def _async_decode(self: JpegCodec, chunk_bytes: Any, chunk_spec: Any) -> Any:
+    return _decode_sync(self, chunk_bytes, chunk_spec)
