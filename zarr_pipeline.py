@@ -104,10 +104,14 @@ class ThreadedCodecPipeline(BatchedCodecPipeline):
         loop = asyncio.get_running_loop()
         queue = _Queue(jobs)
         # Each job drains the shared queue, so a slow chunk delays no other job's next chunk.
-        results = await asyncio.gather(
-            *(loop.run_in_executor(None, self._drain, queue, out, drop_axes) for _ in range(min(workers(), len(jobs)))),
-            return_exceptions=True,
-        )
+        try:
+            results = await asyncio.gather(
+                *(loop.run_in_executor(None, self._drain, queue, out, drop_axes) for _ in range(min(workers(), len(jobs)))),
+                return_exceptions=True,
+            )
+        except asyncio.CancelledError:
+            queue.stop()  # threads cannot be cancelled: they finish their current chunk and return
+            raise
         # Every job has returned by now: nothing writes into ``out`` after an error is raised.
         for result in results:
             if isinstance(result, BaseException):

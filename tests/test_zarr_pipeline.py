@@ -190,6 +190,35 @@ def test_a_bad_chunk_raises_the_codecs_error_after_every_job_stopped(monkeypatch
     assert calls[0] < 30, f"all {calls[0]} chunks were decoded after one failed: the other job did not stop"
 
 
+def test_a_cancelled_read_stops_handing_out_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zarr.api.asynchronous import open_array
+
+    entries: dict[str, Any] = {}
+    _array(entries)  # 30 chunks, one window
+    calls = [0]
+    decode = JpegCodec._decode_sync
+
+    def slow(self: JpegCodec, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        calls[0] += 1
+        time.sleep(0.005)
+        return decode(self, chunk_bytes, chunk_spec)
+
+    monkeypatch.setattr(JpegCodec, "_decode_sync", slow)
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(1))
+        array = await open_array(store=MemoryStore(dict(entries)), mode="r", zarr_format=3)
+        read = asyncio.ensure_future(array.getitem(Ellipsis))
+        await asyncio.sleep(0.03)
+        read.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await read
+
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH, "threading.max_workers": 1}):
+        asyncio.run(main())  # returns once the executor's thread has finished
+    assert calls[0] < 30, "every chunk was decoded after the read was cancelled"
+
+
 def test_sharded_reads_go_through_zarrs_partial_decode_and_inner_chunks_through_threads() -> None:
     entries = open_store(resource("fixtures", "stores", "sharded.zarr"))
     _, array = _read(entries, PIPELINE_PATH)
