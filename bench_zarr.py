@@ -19,7 +19,9 @@ measures, for one backend, the decode throughput of:
   array: what zarr and the pipeline cost per chunk;
 * ``zarr 1 worker`` / ``zarr 2 workers`` / ``zarr, no decode``: the same through zarr's
   default pipeline, each in a child process, since that pipeline's parallelism is the
-  size of zarr's executor, fixed once per process.
+  size of zarr's executor, fixed once per process;
+* writes, for context (no target): ``adapter encode``, a loop of ``BackendAdapter.encode``
+  over the chunks, against ``array[...] = data`` into a fresh array through each pipeline.
 
 The in-process measurements run in interleaved rounds (each once per round, best of
 ``--rounds``), so that a slower stretch of a shared machine hits all of them alike; the
@@ -53,7 +55,7 @@ GRID = (16, 22)
 TARGET_SINGLE = 0.8
 TARGET_SCALING = 1.6
 #: zarr's default pipeline, one child process each: name -> threading.max_workers.
-DEFAULT_RUNS = {"zarr 1 worker": 1, "zarr 2 workers": 2, "zarr, no decode": 1}
+DEFAULT_RUNS = {"zarr 1 worker": 1, "zarr 2 workers": 2, "zarr, no decode": 1, "zarr write 2 workers": 2}
 
 #: name -> (best wall seconds, CPU seconds of that call).
 Best = dict[str, tuple[float, float]]
@@ -137,6 +139,27 @@ def _read(array: Any, workers: int) -> Callable[[], object]:
     return read
 
 
+def _write(data: np.ndarray, backend: str, workers: int | None = None) -> Callable[[], object]:
+    import zarr
+    from zarr.storage import MemoryStore
+
+    from .zarr_codec import JpegCodec
+
+    def write() -> object:
+        with zarr.config.set({} if workers is None else {"threading.max_workers": workers}):
+            array = zarr.create_array(MemoryStore(), shape=data.shape, chunks=CHUNK, dtype="uint8",
+                                      serializer=JpegCodec.with_backend(CODEC, backend), compressors=None, fill_value=0)
+            array[...] = data
+        return array
+
+    return write
+
+
+def _chunk_slices(grid: tuple[int, int]) -> list[tuple[slice, slice]]:
+    return [(slice(i * CHUNK[0], (i + 1) * CHUNK[0]), slice(j * CHUNK[1], (j + 1) * CHUNK[1]))
+            for i in range(grid[0]) for j in range(grid[1])]
+
+
 def _settings(backend: str, workers: int, batch_size: int, pipeline: str | None) -> dict[str, Any]:
     settings: dict[str, Any] = {"threading.max_workers": workers, "codec_pipeline.batch_size": batch_size,
                                 "jpeg_conformance.backend": backend}
@@ -153,7 +176,8 @@ def _child_main(args: argparse.Namespace) -> None:
     array, _, _ = _build(args.backend, args.grid)
     if args.worker.endswith("no decode"):
         _no_decode()
-    json.dump(_rounds({args.worker: lambda: array[...]}, args.rounds)[args.worker], sys.stdout)
+    run = _write(_source(args.grid), args.backend) if "write" in args.worker else lambda: array[...]
+    json.dump(_rounds({args.worker: run}, args.rounds)[args.worker], sys.stdout)
 
 
 def _child(args: argparse.Namespace, run: str) -> tuple[float, float]:
@@ -172,7 +196,7 @@ def measure(args: argparse.Namespace) -> tuple[Best, dict[str, Any]]:
     from .zarr_pipeline import PIPELINE_PATH
 
     zarr.config.set(_settings(args.backend, 2, args.batch_size, PIPELINE_PATH))  # a 2-thread executor
-    array, entries, write_s = _build(args.backend, args.grid)
+    array, entries, _ = _build(args.backend, args.grid)
     keys = sorted((k for k in entries if k.startswith("c/")), key=lambda k: tuple(map(int, k.split("/")[1:])))
     streams = [entries[k].to_bytes() for k in keys]  # row-major, as chunk (i, j) = divmod(index, cols)
     adapter, config = backend_adapter(args.backend), parse_codec(CODEC)
@@ -195,12 +219,19 @@ def measure(args: argparse.Namespace) -> tuple[Best, dict[str, Any]]:
         "threaded 1 worker": _read(array, 1),
         "threaded 2 workers": _read(array, 2),
     }, args.rounds)
+    data = _source(args.grid)
+    chunks = [np.ascontiguousarray(data[k]) for k in _chunk_slices(args.grid)]
+    best.update(_rounds({
+        "adapter encode": lambda: [adapter.encode(config, c) for c in chunks],
+        "threaded write 1 worker": _write(data, args.backend, 1),
+        "threaded write 2 workers": _write(data, args.backend, 2),
+    }, max(1, args.rounds // 3)))
     for run in DEFAULT_RUNS:
         best[run] = _child(args, run)
     _no_decode()
     best.update(_rounds({"threaded, no decode": _read(array, 1)}, args.rounds))
     facts = {"chunks": len(streams), "mib": array.nbytes / 2**20, "jpeg_mib": sum(map(len, streams)) / 2**20,
-             "write_mib_s": array.nbytes / 2**20 / write_s, "versions": adapter.versions(), "zarr": zarr.__version__}
+             "versions": adapter.versions(), "zarr": zarr.__version__}
     return best, facts
 
 
@@ -208,8 +239,8 @@ def report(best: Best, facts: dict[str, Any], args: argparse.Namespace) -> None:
     mib, chunks = facts["mib"], facts["chunks"]
     versions = ", ".join(f"{k} {v}" for k, v in facts["versions"].items())
     print(f"backend {args.backend} ({versions}); zarr {facts['zarr']}, codec_pipeline.batch_size {args.batch_size}")
-    print(f"{chunks} chunks {CHUNK}, {mib:.1f} MiB, {facts['jpeg_mib']:.1f} MiB of JPEG; zarr write "
-          f"{facts['write_mib_s']:.0f} MiB/s; best of {args.rounds} rounds")
+    print(f"{chunks} chunks {CHUNK}, {mib:.1f} MiB, {facts['jpeg_mib']:.1f} MiB of JPEG; best of {args.rounds} rounds "
+          f"(writes: of {max(1, args.rounds // 3)})")
     print(f"{'':20} {'MiB/s':>7} {'us/chunk':>9} {'cores busy':>10}")
     for name, (wall, cpu) in best.items():
         print(f"{name:20} {mib / wall:7.0f} {1e6 * wall / chunks:9.0f} {cpu / wall:10.2f}")
@@ -226,6 +257,9 @@ def report(best: Best, facts: dict[str, Any], args: argparse.Namespace) -> None:
           f"/ library, dropped: {ratio('threaded 1 worker', 'library, dropped'):.2f}x")
     print(f"zarr default pipeline, 1 worker / library:  {ratio('zarr 1 worker', 'library'):.2f}x (another process)")
     print(f"zarr default pipeline, 2 workers / 1:       {ratio('zarr 2 workers', 'zarr 1 worker'):.2f}x")
+    print(f"threaded write 2 workers / 1:         {ratio('threaded write 2 workers', 'threaded write 1 worker'):.2f}x; "
+          f"threaded write 1 worker / adapter encode: {ratio('threaded write 1 worker', 'adapter encode'):.2f}x; "
+          f"zarr write 2 workers / adapter encode: {ratio('zarr write 2 workers', 'adapter encode'):.2f}x")
     for name in ("threaded, no decode", "zarr, no decode"):
         print(f"{name}: {1e6 * best[name][1] / chunks:.0f} us of CPU per chunk")
 

@@ -1,21 +1,23 @@
-"""A zarr codec pipeline that decodes whole chunks on zarr's worker threads.
+"""A zarr codec pipeline that decodes and encodes whole chunks on zarr's worker threads.
 
 zarr 3.1's default pipeline runs each chunk's codec chain as coroutines on its event-loop
-thread and hands only the codec call itself to a worker thread; the event loop then copies
-the chunk into the output. That per-chunk work (~125 us, bench_zarr's "zarr, no decode") is
-serialized on one thread, beside ~230 us of decode, so a second worker adds little
-(issue 5's measurement). This pipeline keeps fetching on the event loop and moves everything
-after it off: each of ``threading.max_workers`` jobs takes the next fetched chunk, runs the
-codec chain synchronously (the ``_decode_sync`` methods zarr's codecs and this project's
-have), and writes the result into the output array.
+thread and hands only the codec call itself to a worker thread; the event loop copies
+each chunk into the output (or, writing, merges, checks and copies it). That per-chunk
+work (~130 us of CPU per 256x256x3 chunk, bench_zarr's "zarr, no decode") is serialized
+on one thread beside ~230 us of decode, so a second worker adds little. This pipeline keeps
+store I/O on the event loop and moves everything else off: ``threading.max_workers`` jobs
+each take the next chunk, run the codec chain synchronously (the ``_decode_sync`` and
+``_encode_sync`` methods of zarr's codecs and this project's) and write the result into
+the output array, or hand encoded bytes back to be stored.
 
-Opt in before opening an array::
+Opt in before opening an array, for the process (sharding picks the pipeline of its inner
+chunks at each read, from the configuration of the moment)::
 
     zarr.config.set({"codec_pipeline.path": PIPELINE_PATH})
 
-It applies to reads of codec chains whose codecs all have ``_decode_sync``; anything else
-(sharding's partial decode, a codec without a synchronous path) and every write go through
-zarr's default pipeline, which this class extends.
+It applies to codec chains whose codecs all have the synchronous methods; anything else
+(``sharding_indexed``, whose partial decode reads inner chunks through this pipeline in
+turn; a codec without them) goes through zarr's default pipeline, which this class extends.
 """
 
 from __future__ import annotations
@@ -23,125 +25,134 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
 from zarr.core.codec_pipeline import BatchedCodecPipeline, fill_value_or_default
 from zarr.core.config import config as zarr_config
 from zarr.registry import register_pipeline
 
 if TYPE_CHECKING:
-    from zarr.abc.store import ByteGetter
+    from zarr.abc.store import ByteGetter, ByteSetter
     from zarr.core.array_spec import ArraySpec
     from zarr.core.buffer import Buffer, NDBuffer
     from zarr.core.indexing import SelectorTuple
 
-__all__ = ["PIPELINE_PATH", "ThreadedCodecPipeline"]
+__all__ = ["PIPELINE_PATH", "ThreadedCodecPipeline", "workers"]
 
 #: The value of zarr's ``codec_pipeline.path`` that selects this pipeline.
 PIPELINE_PATH = "zarr_jpeg_conformance.zarr_pipeline.ThreadedCodecPipeline"
-#: Chunks fetched ahead per worker: the next window is fetched while this one decodes,
-#: so at most two windows of encoded chunks are held at once.
+#: Chunks per window and worker: reading, the next window is fetched while this one
+#: decodes, so at most two windows of encoded chunks are held at once.
 WINDOW_PER_WORKER = 32
 
 ReadItem = tuple["ByteGetter", "ArraySpec", "SelectorTuple", "SelectorTuple", bool]
+WriteItem = tuple["ByteSetter", "ArraySpec", "SelectorTuple", "SelectorTuple", bool]
+Specs = tuple[list["ArraySpec"], "ArraySpec", list["ArraySpec"]]
+J = TypeVar("J")
+R = TypeVar("R")
 
 
 def workers() -> int:
-    """How many chunks decode at once: zarr's ``threading.max_workers``, else the CPU count."""
+    """How many chunks are coded at once: zarr's ``threading.max_workers``, else the CPU count."""
     configured = zarr_config.get("threading.max_workers", None)
     return max(1, int(configured) if configured else os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
 class ThreadedCodecPipeline(BatchedCodecPipeline):
-    """zarr's batched pipeline, with reads decoded and assembled on worker threads."""
+    """zarr's batched pipeline, with each chunk's codec chain and copies run on worker threads."""
 
     @property
     def decodes_synchronously(self) -> bool:
-        """Whether every codec of the chain has a synchronous decode this pipeline can call."""
-        return not self.supports_partial_decode and all(callable(getattr(codec, "_decode_sync", None)) for codec in self)
+        """Whether reads run here: every codec has a synchronous decode, and no partial decode."""
+        return not self.supports_partial_decode and self._all_have("_decode_sync")
+
+    @property
+    def encodes_synchronously(self) -> bool:
+        """Whether writes run here: every codec decodes (partial chunks) and encodes synchronously."""
+        return not self.supports_partial_encode and self._all_have("_decode_sync") and self._all_have("_encode_sync")
+
+    def _all_have(self, method: str) -> bool:
+        return all(callable(getattr(codec, method, None)) for codec in self)
+
+    # ------------------------------------------------------------------ reading
 
     async def read(self, batch_info: Iterable[ReadItem], out: NDBuffer, drop_axes: tuple[int, ...] = ()) -> None:
         if not self.decodes_synchronously:
             await super().read(batch_info, out, drop_axes)
             return
-        items = list(batch_info)
-        if not items:
+        windows = _windows(list(batch_info))
+        if not windows:
             return
-        size = WINDOW_PER_WORKER * workers()
-        windows = [items[i : i + size] for i in range(0, len(items), size)]
-        fetching = asyncio.ensure_future(self._fetch(windows[0]))
+        specs: dict[Any, Specs] = {}
+
+        def prefetch(window: list[ReadItem]) -> asyncio.Task[list[Buffer | None]]:
+            return asyncio.get_running_loop().create_task(_fetch([(getter, spec) for getter, spec, *_ in window]))
+
+        fetching = prefetch(windows[0])
         try:
             for index, window in enumerate(windows):
                 fetched = await fetching
                 if index + 1 < len(windows):
-                    fetching = asyncio.ensure_future(self._fetch(windows[index + 1]))
-                await self._decode_window(list(zip(fetched, window, strict=True)), out, drop_axes)
+                    fetching = prefetch(windows[index + 1])
+
+                def place(job: tuple[Buffer | None, ReadItem]) -> None:
+                    self._place(job, out, drop_axes, specs)
+
+                await _on_threads(place, list(zip(fetched, window, strict=True)))
         finally:
             fetching.cancel()  # a no-op once done; stops a prefetch when a decode failed
 
-    async def _fetch(self, window: list[ReadItem]) -> list[Buffer | None]:
-        """The window's encoded chunks, at most ``async.concurrency`` requests in flight, as zarr does.
+    def _place(self, job: tuple[Buffer | None, ReadItem], out: NDBuffer, drop_axes: tuple[int, ...],
+               specs: dict[Any, Specs]) -> None:
+        """Decode one fetched chunk and copy its selected part into ``out``."""
+        chunk_bytes, (_, spec, chunk_selection, out_selection, _) = job
+        if chunk_bytes is None:
+            out[out_selection] = fill_value_or_default(spec)
+            return
+        part = self._decode_chunk(chunk_bytes, spec, specs)[chunk_selection]
+        if drop_axes:
+            part = part.squeeze(axis=drop_axes)
+        out[out_selection] = part
 
-        zarr's concurrent_map makes a task per chunk (~11 us each); a few tasks that each
-        await one chunk after another keep the same limit for ~3 us a chunk, which matters
-        for in-memory stores, where a get costs less than its task.
-        """
-        found: list[Buffer | None] = [None] * len(window)
-        pending = iter(enumerate(window))
+    # ------------------------------------------------------------------ writing
 
-        async def fetcher() -> None:
-            for index, (getter, spec, *_) in pending:
-                found[index] = await getter.get(spec.prototype)
+    async def write(self, batch_info: Iterable[WriteItem], value: NDBuffer, drop_axes: tuple[int, ...] = ()) -> None:
+        if not self.encodes_synchronously:
+            await super().write(batch_info, value, drop_axes)
+            return
+        specs: dict[Any, Specs] = {}
+        for window in _windows(list(batch_info)):
+            # Only chunks written in part are read back, to merge into (as zarr does).
+            existing = await _fetch([(None if complete else setter, spec) for setter, spec, *_, complete in window])
 
-        limit = zarr_config.get("async.concurrency") or len(window)
-        await asyncio.gather(*(fetcher() for _ in range(min(limit, len(window)))))
-        return found
+            def merge_and_encode(job: tuple[Buffer | None, WriteItem]) -> Buffer | None:
+                return self._merge_and_encode(job, value, drop_axes, specs)
 
-    async def _decode_window(self, jobs: list[tuple[Buffer | None, ReadItem]], out: NDBuffer, drop_axes: tuple[int, ...]) -> None:
-        loop = asyncio.get_running_loop()
-        queue = _Queue(jobs)
-        # Each job drains the shared queue, so a slow chunk delays no other job's next chunk.
-        try:
-            results = await asyncio.gather(
-                *(loop.run_in_executor(None, self._drain, queue, out, drop_axes) for _ in range(min(workers(), len(jobs)))),
-                return_exceptions=True,
-            )
-        except asyncio.CancelledError:
-            queue.stop()  # threads cannot be cancelled: they finish their current chunk and return
-            raise
-        # Every job has returned by now: nothing writes into ``out`` after an error is raised.
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
+            encoded = await _on_threads(merge_and_encode, list(zip(existing, window, strict=True)))
+            # The whole window is encoded before any of it is stored: a chunk that fails
+            # to encode leaves this window's chunks as they were.
+            await _store([(setter, data) for data, (setter, *_) in zip(encoded, window, strict=True)])
 
-    def _drain(self, queue: _Queue, out: NDBuffer, drop_axes: tuple[int, ...]) -> None:
-        specs: dict[Any, tuple[list[ArraySpec], ArraySpec, list[ArraySpec]]] = {}
-        try:
-            for chunk_bytes, (_, spec, chunk_selection, out_selection, _) in queue:
-                chunk = None if chunk_bytes is None else self._decode_chunk(chunk_bytes, spec, specs)
-                if chunk is None:
-                    out[out_selection] = fill_value_or_default(spec)
-                    continue
-                part = chunk[chunk_selection]
-                if drop_axes:
-                    part = part.squeeze(axis=drop_axes)
-                out[out_selection] = part
-                # Free the decoded chunk before the next decode allocates one: with two alive,
-                # glibc returns the top of the heap to the system and page-faults it back.
-                del chunk, part
-        except BaseException:
-            queue.stop()  # the other jobs finish their current chunk and return
-            raise
+    def _merge_and_encode(self, job: tuple[Buffer | None, WriteItem], value: NDBuffer, drop_axes: tuple[int, ...],
+                          specs: dict[Any, Specs]) -> Buffer | None:
+        """The bytes to store for one chunk, or None to delete it (all fill value, as zarr decides)."""
+        existing_bytes, (_, spec, chunk_selection, out_selection, complete) = job
+        existing = None if existing_bytes is None else self._decode_chunk(existing_bytes, spec, specs)
+        chunk = self._merge_chunk_array(existing, value, out_selection, spec, chunk_selection, complete, drop_axes)
+        if not spec.config.write_empty_chunks and _all_equal(chunk, fill_value_or_default(spec)):
+            return None
+        return self._encode_chunk(chunk, spec, specs)
 
-    def _decode_chunk(self, chunk_bytes: Buffer, spec: ArraySpec, cache: dict[Any, Any]) -> NDBuffer:
-        aa_specs, ab_spec, bb_specs = self._resolved(spec, cache)
+    # ------------------------------------------------------------------ codec chain
+
+    def _decode_chunk(self, chunk_bytes: Buffer, spec: ArraySpec, specs: dict[Any, Specs]) -> NDBuffer:
+        aa_specs, ab_spec, bb_specs = self._resolved(spec, specs)
         # _decode_sync is no part of zarr's Codec ABC: decodes_synchronously checked it exists.
-        bb: tuple[Any, ...] = self.bytes_bytes_codecs
-        aa: tuple[Any, ...] = self.array_array_codecs
-        ab: Any = self.array_bytes_codec
+        aa, ab, bb = self._untyped()
         data: Any = chunk_bytes
         for codec, bb_spec in zip(bb[::-1], bb_specs[::-1], strict=True):
             data = codec._decode_sync(data, bb_spec)
@@ -150,34 +161,135 @@ class ThreadedCodecPipeline(BatchedCodecPipeline):
             chunk = codec._decode_sync(chunk, aa_spec)
         return chunk
 
-    def _resolved(self, spec: ArraySpec, cache: dict[Any, Any]) -> tuple[list[ArraySpec], ArraySpec, list[ArraySpec]]:
-        """The spec each codec decodes with, as zarr's pipeline resolves them (``array_spec`` order)."""
+    def _encode_chunk(self, chunk: NDBuffer, spec: ArraySpec, specs: dict[Any, Specs]) -> Buffer | None:
+        aa_specs, ab_spec, bb_specs = self._resolved(spec, specs)
+        aa, ab, bb = self._untyped()
+        for codec, aa_spec in zip(aa, aa_specs, strict=True):
+            chunk = codec._encode_sync(chunk, aa_spec)
+        data: Buffer | None = ab._encode_sync(chunk, ab_spec)
+        for codec, bb_spec in zip(bb, bb_specs, strict=True):
+            data = None if data is None else codec._encode_sync(data, bb_spec)
+        return data
+
+    def _untyped(self) -> tuple[tuple[Any, ...], Any, tuple[Any, ...]]:
+        return self.array_array_codecs, self.array_bytes_codec, self.bytes_bytes_codecs
+
+    def _resolved(self, spec: ArraySpec, specs: dict[Any, Specs]) -> Specs:
+        """The spec each codec codes with, as zarr's pipeline resolves them."""
         if not self.array_array_codecs and not self.bytes_bytes_codecs:
             return [], spec, []  # the array -> bytes codec sees the chunk's own spec
         try:
             # Chunks of a regular grid share one spec: resolve it once, not per chunk.
-            return cache[spec]
+            return specs[spec]
         except KeyError:
             pass
         except TypeError:  # an unhashable fill value: resolve this chunk's specs uncached
             return self._resolve(spec)
-        cache[spec] = resolved = self._resolve(spec)
+        specs[spec] = resolved = self._resolve(spec)
         return resolved
 
-    def _resolve(self, spec: ArraySpec) -> tuple[list[ArraySpec], ArraySpec, list[ArraySpec]]:
+    def _resolve(self, spec: ArraySpec) -> Specs:
         aa, (_, ab), bb = self._codecs_with_resolved_metadata_batched([spec])
         return [s[0] for _, s in aa], ab[0], [s[0] for _, s in bb]
 
 
-class _Queue:
-    """The chunks of a window, handed out one at a time to several threads."""
+def _all_equal(chunk: NDBuffer, fill: Any) -> bool:
+    """``chunk.all_equal(fill)``, answered from the first element when that differs.
 
-    def __init__(self, jobs: list[tuple[Buffer | None, ReadItem]]) -> None:
+    zarr compares every element against a broadcast copy of the fill value (~250 us for a
+    256x256x3 chunk, more than encoding it); chunks of image data differ from the fill
+    value almost always, and at the first element mostly. Only for integer and boolean
+    numpy data, where no NaN or signed zero makes equality subtle.
+    """
+    data = chunk.as_ndarray_like()
+    if isinstance(data, np.ndarray) and data.dtype.kind in "iub" and data.size and np.isscalar(fill):
+        if data.reshape(-1)[0] != fill:
+            return False
+        return bool((data == fill).all())
+    return chunk.all_equal(fill)
+
+
+def _windows(items: list[J]) -> list[list[J]]:
+    size = WINDOW_PER_WORKER * workers()
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+async def _fetch(requests: Sequence[tuple[ByteGetter | None, ArraySpec]]) -> list[Buffer | None]:
+    """Each getter's bytes (None for a None getter), at most ``async.concurrency`` requests in flight.
+
+    zarr's concurrent_map makes a task per chunk (~11 us each); a few tasks that each await
+    one chunk after another keep the same limit for ~3 us a chunk, which matters for
+    in-memory stores, where a get costs less than its task.
+    """
+    found: list[Buffer | None] = [None] * len(requests)
+    pending = iter(enumerate(requests))
+
+    async def fetcher() -> None:
+        for index, (getter, spec) in pending:
+            if getter is not None:
+                found[index] = await getter.get(spec.prototype)
+
+    await _limited(fetcher, len(requests))
+    return found
+
+
+async def _store(writes: Sequence[tuple[ByteSetter, Buffer | None]]) -> None:
+    """Set each key to its bytes, or delete it for None, at most ``async.concurrency`` at once."""
+    pending = iter(writes)
+
+    async def storer() -> None:
+        for setter, data in pending:
+            await (setter.delete() if data is None else setter.set(data))
+
+    await _limited(storer, len(writes))
+
+
+async def _limited(worker: Callable[[], Any], count: int) -> None:
+    limit = zarr_config.get("async.concurrency") or count
+    await asyncio.gather(*(worker() for _ in range(min(limit, count))))
+
+
+async def _on_threads(func: Callable[[J], R], jobs: list[J]) -> list[R]:
+    """``func(job)`` for every job, on ``workers()`` threads of the loop's executor, results in order.
+
+    Each thread takes the next job when done with one, so a slow chunk delays no other
+    thread. It returns, or raises the first error, only once every thread has stopped, so
+    nothing is written into an output array after the call ends.
+    """
+    results: list[Any] = [None] * len(jobs)
+    queue = _Queue(list(enumerate(jobs)))
+
+    def drain() -> None:
+        try:
+            for index, job in queue:
+                results[index] = func(job)
+        except BaseException:
+            queue.stop()  # the other threads finish their current job and return
+            raise
+
+    loop = asyncio.get_running_loop()
+    try:
+        outcomes = await asyncio.gather(
+            *(loop.run_in_executor(None, drain) for _ in range(min(workers(), len(jobs)))), return_exceptions=True
+        )
+    except asyncio.CancelledError:
+        queue.stop()  # threads cannot be cancelled: they finish their current job and return
+        raise
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return results
+
+
+class _Queue:
+    """Jobs handed out one at a time to several threads."""
+
+    def __init__(self, jobs: list[tuple[int, Any]]) -> None:
         self._jobs = iter(jobs)
         self._lock = threading.Lock()
         self._stopped = False
 
-    def __iter__(self) -> Iterator[tuple[Buffer | None, ReadItem]]:
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
         while True:
             with self._lock:
                 job = None if self._stopped else next(self._jobs, None)

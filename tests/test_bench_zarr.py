@@ -15,5 +15,5 @@ def test_bench_zarr_prints_every_measurement_and_ratio() -> None:
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     for needle in ("library, assembled", "threaded 2 workers", "zarr 1 worker", "threaded, no decode",
-                   "threaded 1 worker / library:", "(target >= 0.8x)", "(target >= 1.6x)", "6 chunks (256, 256, 3)"):
+                   "threaded 1 worker / library:", "(target >= 0.8x)", "threaded write 2 workers", "(target >= 1.6x)", "6 chunks (256, 256, 3)"):
         assert needle in done.stdout, f"{needle!r} missing from:\n{done.stdout}"

@@ -245,3 +245,101 @@ _decode_sync = JpegCodec._decode_sync
 
 async def _async_decode(self: JpegCodec, chunk_bytes: Any, chunk_spec: Any) -> Any:
     return _decode_sync(self, chunk_bytes, chunk_spec)
+
+
+# ----------------------------------------------------------------------------- writing
+
+#: Writes, applied in order to a 70 x 90 array of 16 x 16 chunks: whole, cutting chunks,
+#: a scalar, the fill value over whole chunks (which zarr deletes), and the last row/column.
+WRITES: list[tuple[Any, Callable[[np.random.Generator, tuple[int, ...]], Any]]] = [
+    ((Ellipsis,), lambda rng, shape: rng.integers(0, 256, shape, dtype=np.uint8)),
+    ((slice(5, 40), slice(3, 61)), lambda rng, shape: rng.integers(0, 256, shape, dtype=np.uint8)),
+    ((slice(20, 30), slice(50, 70)), lambda rng, shape: 200),
+    ((slice(0, 32), slice(0, 32)), lambda rng, shape: 7),
+    ((slice(64, 70), slice(None)), lambda rng, shape: rng.integers(0, 256, shape, dtype=np.uint8)),
+    ((3, slice(None)), lambda rng, shape: rng.integers(0, 256, shape, dtype=np.uint8)),
+    # chunk (2, 2): the fill value first, then other values (kept), and chunk (2, 3) all fill value (deleted)
+    ((slice(32, 48), slice(32, 48)), lambda rng, shape: np.where(np.arange(256).reshape(16, 16) == 0, 7, 9).astype(np.uint8)),
+    ((slice(32, 48), slice(48, 64)), lambda rng, shape: np.full(shape, 7, np.uint8)),
+]
+
+
+def _write_all(path: str, **codecs: Any) -> dict[str, Any]:
+    entries: dict[str, Any] = {}
+    with zarr.config.set({"codec_pipeline.path": path}):
+        array, _ = _array(entries, **codecs)
+        assert (type(array.async_array.codec_pipeline) is ThreadedCodecPipeline) == (path == PIPELINE_PATH)
+        rng = np.random.default_rng(11)
+        for selection, value in WRITES:
+            array[selection] = value(rng, np.empty(array.shape)[selection].shape)
+    return entries
+
+
+@pytest.mark.parametrize("chain", ["jpeg", "transpose-jpeg-gzip-crc32c"])
+def test_writes_store_what_the_default_pipeline_stores(chain: str) -> None:
+    from zarr.codecs import Crc32cCodec, GzipCodec, TransposeCodec
+
+    codecs: dict[str, Any] = {}
+    if chain != "jpeg":
+        codecs = {"filters": [TransposeCodec(order=(1, 0))], "compressors": [GzipCodec(level=1), Crc32cCodec()]}
+    expected = _write_all(DEFAULT, **codecs)
+    got = _write_all(PIPELINE_PATH, **codecs)
+    assert "c/1/0" not in expected and "c/1/1" not in expected and "c/2/3" not in expected  # all fill value: deleted
+    assert "c/2/2" in expected
+    assert sorted(got) == sorted(expected)
+    for key in expected:
+        assert got[key].to_bytes() == expected[key].to_bytes(), key
+
+
+def test_writes_encode_on_several_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zarr.api.asynchronous import create_array
+
+    threads: set[int] = set()
+    encode = JpegCodec._encode_sync
+
+    def recording(self: JpegCodec, chunk: Any, chunk_spec: Any) -> Any:
+        threads.add(threading.get_ident())
+        time.sleep(0.002)
+        return encode(self, chunk, chunk_spec)
+
+    monkeypatch.setattr(JpegCodec, "_encode_sync", recording)
+    data = np.random.default_rng(3).integers(0, 256, (64, 96), dtype=np.uint8)
+
+    async def main() -> np.ndarray:
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(2))
+        array = await create_array(MemoryStore(), shape=data.shape, chunks=(16, 16), dtype="uint8", fill_value=0,
+                                   serializer=JpegCodec(quality=100, encoded_color_space="grayscale"), compressors=None)
+        await array.setitem(Ellipsis, data)
+        return np.asarray(await array.getitem(Ellipsis))
+
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH, "threading.max_workers": 2}):
+        back = asyncio.run(main())
+    assert len(threads) == 2 and threading.get_ident() not in threads
+    assert np.abs(back.astype(int) - data).max() <= 8  # quality 100: the chunks were really written
+
+
+def test_a_failed_encode_stores_nothing_of_its_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries: dict[str, Any] = {}
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}):
+        array, _ = _array(entries)
+        before = {key: value.to_bytes() for key, value in entries.items()}
+        encode = JpegCodec._encode_sync
+        seen = [0]
+
+        def failing(self: JpegCodec, chunk: Any, chunk_spec: Any) -> Any:
+            seen[0] += 1
+            if seen[0] == 5:
+                raise RuntimeError("encoder failure")
+            return encode(self, chunk, chunk_spec)
+
+        monkeypatch.setattr(JpegCodec, "_encode_sync", failing)
+        with pytest.raises(RuntimeError, match="encoder failure"):
+            array[...] = np.full(array.shape, 99, dtype=np.uint8)  # 30 chunks: one window
+    assert {key: value.to_bytes() for key, value in entries.items()} == before
+
+
+def test_sharded_writes_go_through_zarrs_pipeline() -> None:
+    entries = open_store(resource("fixtures", "stores", "sharded.zarr"))
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}):
+        array = zarr.open_array(MemoryStore(dict(entries)), mode="r")
+        assert not array.async_array.codec_pipeline.encodes_synchronously
