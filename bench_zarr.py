@@ -71,20 +71,13 @@ def _source(grid: tuple[int, int]) -> np.ndarray:
     return np.ascontiguousarray(np.tile(tile, reps)[:h, :w])
 
 
-def _build(backend: str, grid: tuple[int, int]) -> tuple[Any, dict[str, Any], float]:
-    import zarr
-    from zarr.storage import MemoryStore
-
-    from .zarr_codec import JpegCodec, register
+def _build(backend: str, grid: tuple[int, int]) -> tuple[Any, dict[str, Any]]:
+    """The benchmark's array, written, and its MemoryStore's dict."""
+    from .zarr_codec import register
 
     register()
-    data = _source(grid)
     entries: dict[str, Any] = {}
-    array = zarr.create_array(MemoryStore(entries), shape=data.shape, chunks=CHUNK, dtype="uint8",
-                              serializer=JpegCodec.with_backend(CODEC, backend), compressors=None, fill_value=0)
-    start = time.perf_counter()
-    array[...] = data
-    return array, entries, time.perf_counter() - start
+    return _write(_source(grid), backend, entries=entries)(), entries
 
 
 def _rounds(runs: dict[str, Callable[[], object]], rounds: int) -> Best:
@@ -139,15 +132,17 @@ def _read(array: Any, workers: int) -> Callable[[], object]:
     return read
 
 
-def _write(data: np.ndarray, backend: str, workers: int | None = None) -> Callable[[], object]:
+def _write(data: np.ndarray, backend: str, workers: int | None = None,
+           entries: dict[str, Any] | None = None) -> Callable[[], Any]:
+    """A call that writes ``data`` into a fresh array (in ``entries``, else a new MemoryStore)."""
     import zarr
     from zarr.storage import MemoryStore
 
     from .zarr_codec import JpegCodec
 
-    def write() -> object:
+    def write() -> Any:
         with zarr.config.set({} if workers is None else {"threading.max_workers": workers}):
-            array = zarr.create_array(MemoryStore(), shape=data.shape, chunks=CHUNK, dtype="uint8",
+            array = zarr.create_array(MemoryStore(entries), shape=data.shape, chunks=CHUNK, dtype="uint8",
                                       serializer=JpegCodec.with_backend(CODEC, backend), compressors=None, fill_value=0)
             array[...] = data
         return array
@@ -173,7 +168,7 @@ def _child_main(args: argparse.Namespace) -> None:
 
     # Before zarr's first synchronous call, which sizes its executor for the process.
     zarr.config.set(_settings(args.backend, DEFAULT_RUNS[args.worker], args.batch_size, None))
-    array, _, _ = _build(args.backend, args.grid)
+    array, _ = _build(args.backend, args.grid)
     if args.worker.endswith("no decode"):
         _no_decode()
     run = _write(_source(args.grid), args.backend) if "write" in args.worker else lambda: array[...]
@@ -196,7 +191,7 @@ def measure(args: argparse.Namespace) -> tuple[Best, dict[str, Any]]:
     from .zarr_pipeline import PIPELINE_PATH
 
     zarr.config.set(_settings(args.backend, 2, args.batch_size, PIPELINE_PATH))  # a 2-thread executor
-    array, entries, _ = _build(args.backend, args.grid)
+    array, entries = _build(args.backend, args.grid)
     keys = sorted((k for k in entries if k.startswith("c/")), key=lambda k: tuple(map(int, k.split("/")[1:])))
     streams = [entries[k].to_bytes() for k in keys]  # row-major, as chunk (i, j) = divmod(index, cols)
     adapter, config = backend_adapter(args.backend), parse_codec(CODEC)
