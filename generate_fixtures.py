@@ -11,7 +11,7 @@ The command line only; the cases and the commands live in :mod:`zarr_jpeg_confor
 Each case is a row of a table there (``reference``, ``foreign``, ``malformed``): how its
 stream is made (a reference encoder from pip, a tool of Debian's libjpeg-turbo-progs, or a
 byte edit of another case's stream), the configuration and chunk shape it is decoded
-under, and the verdict. The expected decode is :func:`streams.reference_decode` of the
+under, and the verdict. The expected decode is :func:`corpus.streams.reference_decode` of the
 stream. Generation is deterministic: the same libraries give the same bytes. ``--check``
 needs pip packages only (numpy, imagecodecs, Pillow, jsonschema): it verifies the
 manifest, re-decodes every committed stream, and rebuilds every recipe it can without

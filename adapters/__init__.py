@@ -19,9 +19,9 @@ ROLES = frozenset({"encode", "decode"})
 
 #: Built-in adapters: name -> "module:attribute" (imported only when asked for).
 BUILTINS: dict[str, str] = {
-    "turbojpeg": "zarr_jpeg_conformance.adapters.turbojpeg:TurboJpegAdapter",
-    "imagecodecs": "zarr_jpeg_conformance.adapters.imagecodecs:ImagecodecsAdapter",
-    "pillow": "zarr_jpeg_conformance.adapters.pillow:PillowAdapter",
+    "turbojpeg": "zarr_jpeg_conformance.backends.turbojpeg:TurboJpegAdapter",
+    "imagecodecs": "zarr_jpeg_conformance.backends.imagecodecs:ImagecodecsAdapter",
+    "pillow": "zarr_jpeg_conformance.backends.pillow:PillowAdapter",
     "zarr": "zarr_jpeg_conformance.adapters.zarr:ZarrAdapter",
 }
 
@@ -98,7 +98,7 @@ def load_adapter(spec: str) -> Adapter:
     """
     if spec.startswith("exec:"):
         # An out-of-process harness speaking the JSON-lines protocol (schema/protocol).
-        from .process import ExecAdapter
+        from .remote import ExecAdapter
 
         return _instantiate(lambda: ExecAdapter(spec.removeprefix("exec:")), spec)
     if spec in BUILTINS:

@@ -1,147 +1,37 @@
-"""An implementation in another process, in any language, over the JSON-lines harness protocol.
+"""A harness process: started with resource limits in its own process group, spoken to line by line.
 
-:class:`ExecAdapter` starts a harness command, speaks protocol version 1 with it
-(``schema/protocol/v1.schema.json``, described in ``docs/protocol.md``) and presents it to
-the suites as an ordinary :class:`~zarr_jpeg_conformance.adapters.Adapter`. A harness that
-segfaults, hangs or runs out of memory takes only the current call down with it: the call
-raises :class:`HarnessCrashed` or :class:`HarnessTimeout` (neither a rejection), and the
-next call starts a fresh process, replaying ``start`` and the ``parse`` of every handle it
-is given. POSIX only (process groups, resource limits).
+The plumbing under :class:`~zarr_jpeg_conformance.adapters.remote.ExecAdapter`: start a
+command, write a request and read its reply before a deadline without ever blocking on a
+full pipe, keep the tail of its stderr, and end it (with its whole process group) when it
+is done or has failed. POSIX only (process groups, resource limits).
 """
 
 from __future__ import annotations
 
-import atexit
-import base64
-import binascii
-import json
 import os
 import selectors
-import shlex
 import signal
 import subprocess
 import threading
 import time
-import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+from ..protocol.wire import TEXT_CAP
 
 try:
     import resource
 except ImportError:  # not POSIX: no limits (and no harness processes: see the module docstring)
     resource = None  # type: ignore[assignment]
 
-PROTOCOL_VERSION = 1
-#: Cap on the stderr text kept for a message: one harness's flood must not swamp a report.
-STDERR_CAP = 4096
-#: Seconds a call may take. Measured over every suite with --isolate and the node
-#: harnesses: the slowest call took 77 ms (an encode of the 65500-wide chunk), a harness
-#: start 240 ms. A minute leaves room for slow machines and debug builds, and still ends a hang.
-DEFAULT_TIMEOUT = 60.0
 #: Address space of a harness process, in bytes. A Python harness with numpy and every
 #: backend peaks near 160 MB of address space and Node 20 with pdf.js starts under 1 GiB;
 #: the largest chunk of the corpus is 3 MB. 2 GiB stops a runaway allocation long
 #: before it hurts the machine.
 DEFAULT_MEMORY_LIMIT = 2 << 30
-#: Seconds a harness has to exit after ``stop`` before it is killed.
-STOP_GRACE = 5.0
-
-#: Data types an array may have on the wire (zarr v3 core names); samples little-endian, C order.
-WIRE_DTYPES = frozenset(
-    {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-     "float16", "float32", "float64", "complex64", "complex128"}
-)
 
 
-class HarnessFailure(RuntimeError):
-    """The harness process failed as a whole; the next call starts a new one.
-
-    ``outcome`` names the verdict the plugin records for the case ("crash", "timeout" or
-    "error"). Deliberately not a ValueError or TypeError: this is never a rejection.
-    """
-
-    outcome = "error"
-
-
-class HarnessCrashed(HarnessFailure):
-    """The harness process died (signal, exit, closed stdout) before replying."""
-
-    outcome = "crash"
-
-
-class HarnessTimeout(HarnessFailure):
-    """The harness did not reply within the timeout and was killed."""
-
-    outcome = "timeout"
-
-
-class HarnessProtocolError(HarnessFailure):
-    """The harness wrote something that is not a protocol version 1 reply; it was killed."""
-
-
-class HarnessError(RuntimeError):
-    """The harness replied ``error``: the implementation failed on this call, the process lives on."""
-
-
-class HarnessRejection(ValueError):
-    """The harness replied ``rejected``: a clean rejection, as the Adapter contract defines it."""
-
-    def __init__(self, message: str, requirement: str | None = None) -> None:
-        super().__init__(message)
-        self.requirement = requirement
-
-
-class RemoteCodec:
-    """A configuration parsed by a harness: the codec object and its handle in one process."""
-
-    __slots__ = ("__weakref__", "codec", "generation", "handle", "owner")
-
-    def __init__(self, owner: ExecAdapter, codec: Any, handle: str, generation: int) -> None:
-        self.owner = weakref.ref(owner)
-        self.codec = codec
-        self.handle = handle
-        self.generation = generation
-
-    def __repr__(self) -> str:
-        return f"RemoteCodec(handle={self.handle!r}, generation={self.generation}, codec={self.codec!r})"
-
-
-def array_to_wire(array: np.ndarray) -> dict[str, Any]:
-    """``{"shape", "dtype", "data"}`` of an array: base64 of its samples, little-endian, C order."""
-    name = array.dtype.name
-    if name not in WIRE_DTYPES:
-        raise TypeError(f"an array of dtype {array.dtype} cannot be sent to a harness (protocol dtypes: {sorted(WIRE_DTYPES)})")
-    wire = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-    return {"shape": list(array.shape), "dtype": name, "data": base64.b64encode(wire.tobytes()).decode("ascii")}
-
-
-def array_from_wire(obj: Mapping[str, Any]) -> np.ndarray:
-    """The array of a wire ``{"shape", "dtype", "data"}`` object; ValueError if it is inconsistent."""
-    name, shape = obj.get("dtype"), obj.get("shape")
-    if name not in WIRE_DTYPES:
-        raise ValueError(f"unknown wire dtype {name!r}")
-    if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-        raise ValueError(f"wire shape must be a list of non-negative integers, got {shape!r}")
-    raw = b64decode(obj.get("data"))
-    dtype = np.dtype(name).newbyteorder("<")
-    count = int(np.prod(shape, dtype=np.int64))
-    if len(raw) != count * dtype.itemsize:
-        raise ValueError(f"wire data has {len(raw)} bytes, shape {shape} of {name} needs {count * dtype.itemsize}")
-    return np.frombuffer(raw, dtype=dtype).astype(np.dtype(name), copy=True).reshape(shape)
-
-
-def b64decode(text: object) -> bytes:
-    if not isinstance(text, str):
-        raise ValueError(f"base64 data must be a string, got {type(text).__name__}")
-    try:
-        return base64.b64decode(text, validate=True)
-    except binascii.Error as exc:
-        raise ValueError(f"invalid base64 data: {exc}") from exc
-
-
-def _describe_exit(code: int | None) -> str:
+def describe_exit(code: int | None) -> str:
     if code is None:
         return "still running"
     if code < 0:
@@ -152,8 +42,8 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-class _StderrTail:
-    """Drains a harness's stderr in a thread, keeping the last STDERR_CAP bytes."""
+class StderrTail:
+    """Drains a harness's stderr in a thread, keeping the last TEXT_CAP bytes."""
 
     def __init__(self, stream: Any) -> None:
         self._buf = bytearray()
@@ -168,8 +58,8 @@ class _StderrTail:
             with self._lock:
                 self._buf += chunk
                 self._total += len(chunk)
-                if len(self._buf) > STDERR_CAP:
-                    del self._buf[: len(self._buf) - STDERR_CAP]
+                if len(self._buf) > TEXT_CAP:
+                    del self._buf[: len(self._buf) - TEXT_CAP]
         stream.close()
 
     def mark(self) -> int:
@@ -177,7 +67,7 @@ class _StderrTail:
             return self._total
 
     def since(self, mark: int, *, settle: float = 0.0) -> str:
-        """Text written since ``mark`` (at most the last STDERR_CAP bytes)."""
+        """Text written since ``mark`` (at most the last TEXT_CAP bytes)."""
         if settle:
             self._thread.join(settle)
         with self._lock:
@@ -187,7 +77,7 @@ class _StderrTail:
         return ("[...]" + text) if self._total - mark > len(tail) and text else text
 
 
-class _Process:
+class HarnessProcess:
     """One running harness process with non-blocking, deadline-bound line I/O."""
 
     def __init__(self, argv: Sequence[str], memory_limit: int | None) -> None:
@@ -209,7 +99,7 @@ class _Process:
             start_new_session=True,  # a timeout kills the whole group, wrappers included
         )
         assert self.popen.stdin and self.popen.stdout and self.popen.stderr
-        self.stderr = _StderrTail(self.popen.stderr)
+        self.stderr = StderrTail(self.popen.stderr)
         self._in = self.popen.stdin.fileno()
         self._out = self.popen.stdout.fileno()
         os.set_blocking(self._in, False)
@@ -289,258 +179,4 @@ class _Process:
                 pass
 
 
-_LIVE: weakref.WeakSet[ExecAdapter] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all() -> None:
-    for adapter in list(_LIVE):
-        adapter.close()
-
-
-class ExecAdapter:
-    """An Adapter whose implementation is a harness command speaking protocol version 1.
-
-    ``command`` is a shell-like string (split with :func:`shlex.split`, never run by a
-    shell) or an argument list. The constructor starts the harness and raises
-    :class:`HarnessFailure` / :class:`HarnessError` (RuntimeError) or OSError if it
-    cannot, with the harness's stderr in the message. ``timeout`` bounds every call in
-    seconds; ``memory_limit`` is the address-space limit of the process in bytes (None:
-    unlimited); ``on_message(direction, message)`` sees every message sent ("->") and
-    received ("<-"), for logs and protocol tests.
-    """
-
-    def __init__(
-        self,
-        command: str | Sequence[str],
-        *,
-        name: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
-        on_message: Callable[[str, dict[str, Any]], None] | None = None,
-    ) -> None:
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        if not self.argv:
-            raise RuntimeError("empty harness command")
-        self.command = command if isinstance(command, str) else shlex.join(self.argv)
-        self.timeout = timeout
-        self.memory_limit = memory_limit
-        self.on_message = on_message
-        #: Every crash, timeout and protocol failure so far, oldest first (the plugin reads it).
-        self.incidents: list[HarnessFailure] = []
-        #: A label stamped (as ``.context``) on the incidents of calls started while it is set;
-        #: the plugin sets the test's node ID, so a late failure of a call abandoned by an
-        #: earlier test (a worker thread that gave up on it) is not blamed on the current one.
-        self.context: object = None
-        self._call_context: object = None
-        #: How many processes were started (1 + restarts).
-        self.starts = 0
-        self._lock = threading.RLock()
-        self._proc: _Process | None = None
-        self._seq = 0
-        self._hello: dict[str, Any] = {}
-        self._start()
-        self.name: str = name or self._hello["name"]
-        self.roles: frozenset[str] = frozenset(self._hello["roles"])
-
-    def __repr__(self) -> str:
-        return f"ExecAdapter({self.command!r}, name={getattr(self, 'name', None)!r})"
-
-    # ---------------------------------------------------------------- Adapter protocol
-
-    def versions(self) -> dict[str, str]:
-        """The harness's library versions, plus its own version under "harness"."""
-        return {"harness": str(self._hello.get("version", "?")), **{k: str(v) for k, v in self._hello.get("versions", {}).items()}}
-
-    def parse(self, codec: Mapping[str, Any]) -> RemoteCodec:
-        # A JSON round trip gives the harness exactly what zarr.json could hold, and a copy
-        # that later edits of the caller's dict cannot change.
-        try:
-            doc = json.loads(json.dumps(codec, allow_nan=False))
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"the codec object is not JSON: {exc}") from exc
-        with self._lock:
-            self._call_context = self.context
-            reply = self._call({"op": "parse", "codec": doc})
-            return RemoteCodec(self, doc, self._expect_str(reply, "handle"), self.starts)
-
-    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
-        if not isinstance(chunk, np.ndarray):
-            raise TypeError(f"chunk must be a numpy array, got {type(chunk).__name__}")
-        wire = array_to_wire(chunk)
-        with self._lock:
-            self._call_context = self.context
-            reply = self._call({"op": "encode", "handle": self._handle(parsed), "chunk": wire})
-            try:
-                return b64decode(reply.get("data"))
-            except ValueError as exc:
-                raise self._violation(f"encode reply: {exc}") from exc
-
-    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
-        shape = [int(n) for n in chunk_shape]
-        payload = base64.b64encode(bytes(data)).decode("ascii")
-        with self._lock:
-            self._call_context = self.context
-            reply = self._call({"op": "decode", "handle": self._handle(parsed), "data": payload, "chunk_shape": shape})
-            chunk = reply.get("chunk")
-            try:
-                if not isinstance(chunk, dict):
-                    raise ValueError(f"'chunk' must be an object, got {type(chunk).__name__}")
-                return array_from_wire(chunk)
-            except ValueError as exc:
-                raise self._violation(f"decode reply: {exc}") from exc
-
-    # ---------------------------------------------------------------- lifecycle
-
-    @property
-    def pid(self) -> int | None:
-        """Process ID of the running harness, if one runs."""
-        return self._proc.pid if self._proc else None
-
-    def close(self) -> None:
-        """Send ``stop`` and wait for the harness to exit; kill it if it does not."""
-        with self._lock:
-            _LIVE.discard(self)
-            proc, self._proc = self._proc, None
-            if proc is None:
-                return
-            self._seq += 1
-            message = {"seq": self._seq, "op": "stop"}
-            if self.on_message:
-                self.on_message("->", message)
-            try:
-                raw = proc.exchange(json.dumps(message).encode() + b"\n", time.monotonic() + STOP_GRACE)
-                if raw is not None and self.on_message:
-                    self.on_message("<-", json.loads(raw))
-            except (OSError, TimeoutError, ValueError):
-                pass  # it is going away either way
-            proc.shutdown(STOP_GRACE)
-
-    def __enter__(self) -> ExecAdapter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # ---------------------------------------------------------------- internals
-
-    def _start(self) -> None:
-        self._proc = _Process(self.argv, self.memory_limit)
-        self.starts += 1
-        self._seq = 0
-        hello = self._call({"op": "start", "protocol": PROTOCOL_VERSION}, starting=True)
-        if hello.get("protocol") != PROTOCOL_VERSION:
-            raise self._violation(f"harness speaks protocol {hello.get('protocol')!r}, not {PROTOCOL_VERSION}")
-        roles = hello.get("roles")
-        if not isinstance(roles, list) or not roles or not set(roles) <= {"encode", "decode"}:
-            raise self._violation(f"start reply has roles {roles!r}: a non-empty subset of encode, decode")
-        if not isinstance(hello.get("name"), str) or not hello["name"]:
-            raise self._violation(f"start reply has no name: {hello!r}")
-        if self._hello and (hello["name"], sorted(roles)) != (self._hello["name"], sorted(self._hello["roles"])):
-            raise self._violation(f"restarted harness is {hello['name']} {roles}, was {self._hello['name']} {self._hello['roles']}")
-        self._hello = hello
-        _LIVE.add(self)  # closed at exit, also after a restart
-
-    def _handle(self, parsed: object) -> str:
-        """The handle of ``parsed`` in the running process, replaying its ``parse`` after a restart."""
-        if not isinstance(parsed, RemoteCodec) or parsed.owner() is not self:
-            raise TypeError(f"{self.name}: expected a parsed codec from {self.name}.parse, got {type(parsed).__name__}")
-        if self._proc is None:
-            self._start()
-        if parsed.generation != self.starts:
-            try:
-                reply = self._call({"op": "parse", "codec": parsed.codec})
-            except HarnessRejection as exc:
-                raise HarnessError(f"the restarted harness rejected a configuration it had accepted: {exc}") from exc
-            parsed.handle, parsed.generation = self._expect_str(reply, "handle"), self.starts
-        return parsed.handle
-
-    def _call(self, request: dict[str, Any], *, starting: bool = False) -> dict[str, Any]:
-        if self._proc is None:
-            self._start()
-        proc = self._proc
-        assert proc is not None
-        self._seq += 1
-        message = {"seq": self._seq, **request}
-        if self.on_message:
-            self.on_message("->", message)
-        mark = proc.stderr.mark()
-        op = request["op"]
-        try:
-            raw = proc.exchange(json.dumps(message, separators=(",", ":")).encode() + b"\n", time.monotonic() + self.timeout)
-        except TimeoutError:
-            raise self._fail(HarnessTimeout, f"no reply to {op} within {self.timeout:g} s; killed", proc, mark) from None
-        if raw is None:
-            # It closed stdout: normally it is dying. One that lingers is killed.
-            code = proc.wait(2.0)
-            if code is None:
-                code = proc.kill()
-            when = "before replying to start" if starting else f"during {op}"
-            raise self._fail(HarnessCrashed, f"{_describe_exit(code)} {when}", proc, mark)
-        try:
-            reply = json.loads(raw)
-        except ValueError:
-            raise self._violation(f"reply to {op} is not JSON: {raw[:200]!r}", proc, mark) from None
-        if not isinstance(reply, dict) or reply.get("seq") != self._seq:
-            raise self._violation(f"reply to {op} (seq {self._seq}) has seq {reply.get('seq') if isinstance(reply, dict) else None!r}", proc, mark)
-        if self.on_message:
-            self.on_message("<-", reply)
-        status = reply.get("status")
-        if status == "ok":
-            return reply
-        message_text = str(reply.get("message", ""))
-        if reply.get("exception"):
-            message_text = f"{reply['exception']}: {message_text}" if message_text else str(reply["exception"])
-        if status == "rejected" and not starting:
-            requirement = reply.get("requirement")
-            raise HarnessRejection(message_text, requirement if isinstance(requirement, str) else None)
-        if status == "error" or (status == "rejected" and starting):
-            trace = reply.get("trace")
-            detail = f"\nharness trace:\n{str(trace)[-STDERR_CAP:]}" if trace else ""
-            stderr = proc.stderr.since(mark)
-            if stderr:
-                detail += f"\nharness stderr:\n{stderr}"
-            if starting:
-                proc.kill()
-                self._proc = None
-            raise HarnessError(f"{self._label()} {op}: {message_text}{detail}")
-        raise self._violation(f"reply to {op} has status {status!r}", proc, mark)
-
-    def _expect_str(self, reply: dict[str, Any], key: str) -> str:
-        value = reply.get(key)
-        if not isinstance(value, str) or not value:
-            raise self._violation(f"reply to {reply.get('seq')} has no string {key!r}: {reply!r}")
-        return value
-
-    def _label(self) -> str:
-        return f"harness {getattr(self, 'name', None) or self.command!r}"
-
-    def _violation(self, message: str, proc: _Process | None = None, mark: int = 0) -> HarnessFailure:
-        return self._fail(HarnessProtocolError, f"protocol violation: {message}; killed", proc or self._proc, mark)
-
-    def _fail(self, kind: type[HarnessFailure], message: str, proc: _Process | None, mark: int) -> HarnessFailure:
-        if proc is not None:
-            proc.kill()  # already dead or not, it is finished: reap it and close its pipes
-        stderr = proc.stderr.since(mark, settle=1.0) if proc is not None else ""
-        exc = kind(f"{self._label()} (pid {proc.pid if proc else '?'}): {message}" + (f"\nharness stderr:\n{stderr}" if stderr else ""))
-        self._proc = None
-        exc.context = self._call_context  # type: ignore[attr-defined]
-        self.incidents.append(exc)
-        return exc
-
-
-__all__ = [
-    "DEFAULT_MEMORY_LIMIT",
-    "DEFAULT_TIMEOUT",
-    "PROTOCOL_VERSION",
-    "ExecAdapter",
-    "HarnessCrashed",
-    "HarnessError",
-    "HarnessFailure",
-    "HarnessProtocolError",
-    "HarnessRejection",
-    "HarnessTimeout",
-    "RemoteCodec",
-    "array_from_wire",
-    "array_to_wire",
-]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "HarnessProcess", "StderrTail", "describe_exit"]

@@ -22,7 +22,7 @@ import zarr
 from zarr.core.buffer import default_buffer_prototype
 from zarr.storage import MemoryStore
 
-from ..zarr_codec import BACKEND_CONFIG_KEY, REGISTRY_KEY, JpegCodec, backend_adapter, default_backend, register
+from ..zarrcodecs.jpeg import BACKEND_CONFIG_KEY, REGISTRY_KEY, JpegCodec, backend_adapter, default_backend, register
 
 __all__ = ["ZarrAdapter"]
 

@@ -44,7 +44,7 @@ def plan_decode(config: JpegConfig, data: bytes, chunk_shape: Sequence[int]) -> 
     """Inspect ``data`` and check it fits ``chunk_shape`` under ``config``; raise StreamError if not."""
     height, width, components = image_shape(chunk_shape)
     # Headers and the end of the stream are what the checks need; walking the entropy-
-    # coded data too would cost up to 10% of a decode (bench_overhead.py), and what it
+    # coded data too would cost up to 10% of a decode (tools/bench_overhead.py), and what it
     # could add (a corrupt byte that looks like a marker) the decoder sees as well.
     info = inspect_headers(data)
     if not info.soi:

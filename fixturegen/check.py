@@ -19,8 +19,8 @@ import numpy as np
 
 from ..core.config import parse_codec
 from ..core.markers import inspect
-from ..decode_tolerances import FAMILIES, difference, family_for
-from ..streams import CATEGORIES, reference_decode
+from ..corpus.streams import CATEGORIES, reference_decode
+from ..judging.decode_tolerances import FAMILIES, difference, family_for
 from .cases import all_recipes
 from .make import bites
 from .manifest import MANIFEST, corpus_files
@@ -63,7 +63,7 @@ def _committed(recipe: Recipe, root: Path) -> tuple[bytes, dict[str, Any], np.nd
 
 
 def _check_sidecar(recipe: Recipe, doc: dict[str, Any]) -> list[str]:
-    from ..corpus import requirements
+    from ..corpus.registry import requirements
 
     problems = [f"sidecar {e}" for e in _schema_errors(doc)]
     for key in ("description", "requirements", "level", "codec", "chunk_shape", "expect", "source", "comment"):

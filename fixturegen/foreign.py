@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import color
-from ..harness import codec
+from ..corpus.modes import codec
 from .edits import JFIF, Edit, adobe, drop_app, drop_jfif, insert_before, segment, set_component_ids, with_fill
 from .encoders import cjpeg, ic, pil, planar
 from .recipe import C420, C444, GRAY, Edited, Encoded, Recipe, Verdict

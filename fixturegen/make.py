@@ -1,6 +1,6 @@
 """Making cases from recipes and writing them: stream, sidecar, expected decode; the write command.
 
-The expected decode is :func:`streams.reference_decode` of the stream; a colour case is
+The expected decode is :func:`corpus.streams.reference_decode` of the stream; a colour case is
 refused when a decode with the wrong colour transform would pass its tolerance.
 """
 
@@ -18,8 +18,8 @@ import numpy as np
 
 from ..core.config import parse_codec
 from ..core.markers import inspect
-from ..decode_tolerances import FAMILIES, difference, family_for
-from ..streams import CATEGORIES, reference_decode
+from ..corpus.streams import CATEGORIES, reference_decode
+from ..judging.decode_tolerances import FAMILIES, difference, family_for
 from .cases import all_recipes
 from .encoders import imagecodecs_version
 from .manifest import MANIFEST, corpus_files, versions, write_manifest
@@ -100,7 +100,7 @@ def make(recipe: Recipe, builder: Builder) -> Made:
     family = family_for(info)
     bites(recipe.id, data, config.decoded_color_space, recipe.chunk_shape, expected, family)
     decoder = {
-        "name": "zarr_jpeg_conformance.streams.reference_decode",
+        "name": "zarr_jpeg_conformance.corpus.streams.reference_decode",
         "version": f"imagecodecs {imagecodecs_version()}",
         "options": {"stored_color_space": info.stored_color_space, "decoded_color_space": config.decoded_color_space},
     }

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.config import parse_codec
 from ..core.markers import inspect
-from ..decode_tolerances import FAMILIES, Difference, difference
+from ..judging.decode_tolerances import FAMILIES, Difference, difference
 from .make import wrong_transform
 
 Worst = dict[tuple[str, str], tuple[int, float]]
@@ -105,7 +105,7 @@ def _cell(d: Difference, worst: Worst, key: tuple[str, str], pick: Callable[...,
 def measure() -> int:
     """Print, for the package's corpus, how far other decodes lie from each expected decode."""
     from ..adapters import available_builtins
-    from ..streams import stream_cases
+    from ..corpus.streams import stream_cases
 
     adapters = {n: a for n, a in available_builtins().items() if not isinstance(a, Exception)}
     worst: Worst = {}

@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core.markers import StreamInfo
-from ..harness import codec
-from ..images import make_image
+from ..corpus.images import make_image
+from ..corpus.modes import codec
 from .edits import Edit
 from .encoders import Built, edited
 

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from ..core import color
-from ..images import make_image
-from ..modes import MODES, Mode
-from ..streams import decode_requirements
+from ..corpus.images import make_image
+from ..corpus.modes import MODES, Mode
+from ..corpus.streams import decode_requirements
 from .encoders import Built, ic, planar
 from .recipe import Recipe, wants
 

@@ -20,7 +20,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from ..corpus import requirements
+from ..corpus.registry import requirements
 
 #: Bumped when a consumer of matrix.json (``report compare``, other tools) must change.
 FORMAT_VERSION = 1

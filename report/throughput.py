@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from ..adapters import Adapter, AdapterLoadError, load_adapter
-from ..images import make_image
-from ..modes import MODE
+from ..corpus.images import make_image
+from ..corpus.modes import MODE
 
 MODES = ("gray", "ycbcr-420", "rgb")
 QUALITY = 90

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from ..modes import MODE
+from ..corpus.modes import MODE
 from .model import SEVERITY, SHARED, Cell, Implementation, Matrix
 
 SYMBOL = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from zarr_jpeg_conformance.core.markers import inspect
-from zarr_jpeg_conformance.harness import level_mark, parsed_or_verdict, succeed
-from zarr_jpeg_conformance.images import make_image
-from zarr_jpeg_conformance.modes import MODES
+from zarr_jpeg_conformance.corpus.images import make_image
+from zarr_jpeg_conformance.corpus.modes import MODES
+from zarr_jpeg_conformance.judging.checks import level_mark, parsed_or_verdict, succeed
 
 pytestmark = pytest.mark.roles("encode")
 

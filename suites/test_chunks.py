@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.core.markers import inspect
-from zarr_jpeg_conformance.corpus import chunk_cases
-from zarr_jpeg_conformance.harness import case_params, parsed_or_verdict
-from zarr_jpeg_conformance.images import make_chunk
-from zarr_jpeg_conformance.verdict import Outcome, attempt
+from zarr_jpeg_conformance.corpus.cases import chunk_cases
+from zarr_jpeg_conformance.corpus.images import make_chunk
+from zarr_jpeg_conformance.judging.checks import case_params, parsed_or_verdict
+from zarr_jpeg_conformance.judging.verdict import Outcome, attempt
 
 pytestmark = pytest.mark.roles("encode")
 

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.core.color import ycbcr_to_rgb
-from zarr_jpeg_conformance.harness import codec, parsed_or_verdict, psnr, succeed
-from zarr_jpeg_conformance.images import make_image
-from zarr_jpeg_conformance.tolerances import PASSTHROUGH_PSNR_FLOOR, RAW_RGB_PSNR_FLOOR
-from zarr_jpeg_conformance.verdict import attempt
+from zarr_jpeg_conformance.corpus.images import make_image, psnr
+from zarr_jpeg_conformance.corpus.modes import codec
+from zarr_jpeg_conformance.judging.checks import parsed_or_verdict, succeed
+from zarr_jpeg_conformance.judging.tolerances import PASSTHROUGH_PSNR_FLOOR, RAW_RGB_PSNR_FLOOR
+from zarr_jpeg_conformance.judging.verdict import attempt
 
 pytestmark = pytest.mark.roles("encode", "decode")
 

@@ -3,7 +3,7 @@
 For every encoder x decoder pair among the implementations under test (the pair of an
 implementation with itself included) and every mode: the encoder writes a 64x96 natural
 image at quality 90, the decoder reads the stream. The decode must lie within its
-tolerance family of the reference decode (``streams.reference_decode``: libjpeg-turbo
+tolerance family of the reference decode (``corpus.streams.reference_decode``: libjpeg-turbo
 under the spec's colour rule, when imagecodecs is installed) and above the mode's PSNR
 floor against the image. Encoders may differ (JPEG-Q-03); decoders of one stream may not.
 Case ids name the mode and the encoder, ``cross.<mode>.from-<encoder>``; the decoder is
@@ -19,16 +19,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from zarr_jpeg_conformance import plugin
 from zarr_jpeg_conformance.core.config import parse_codec
 from zarr_jpeg_conformance.core.markers import inspect
-from zarr_jpeg_conformance.decode_tolerances import FAMILIES, diagnose, difference, family_for
-from zarr_jpeg_conformance.harness import level_mark, parsed_or_verdict, psnr
-from zarr_jpeg_conformance.images import make_image
-from zarr_jpeg_conformance.modes import MODES, Mode
-from zarr_jpeg_conformance.streams import decode_requirements, reference_decode
-from zarr_jpeg_conformance.tolerances import PSNR_FLOORS
-from zarr_jpeg_conformance.verdict import Outcome, attempt
+from zarr_jpeg_conformance.corpus.images import make_image, psnr
+from zarr_jpeg_conformance.corpus.modes import MODES, Mode
+from zarr_jpeg_conformance.corpus.streams import decode_requirements, reference_decode
+from zarr_jpeg_conformance.judging import plugin
+from zarr_jpeg_conformance.judging.checks import level_mark, parsed_or_verdict
+from zarr_jpeg_conformance.judging.decode_tolerances import FAMILIES, diagnose, difference, family_for
+from zarr_jpeg_conformance.judging.tolerances import PSNR_FLOORS
+from zarr_jpeg_conformance.judging.verdict import Outcome, attempt
 
 pytestmark = pytest.mark.roles("decode")
 

@@ -1,8 +1,8 @@
 """Decoding the stream corpus: valid streams within tolerance, broken ones rejected cleanly and quickly.
 
-Every case of ``fixtures/streams`` (see ``streams.py``) says what a decoder must do with
+Every case of ``fixtures/streams`` (see ``corpus/streams.py``) says what a decoder must do with
 its stream: decode it to within its tolerance family of libjpeg-turbo's decode
-(``decode_tolerances.py``), reject it with ValueError or TypeError, or either. A decode
+(``judging/decode_tolerances.py``), reject it with ValueError or TypeError, or either. A decode
 runs in a worker thread with a time limit, and the malformed cases also under
 tracemalloc, so a hang or a runaway allocation is an outcome, not a stuck session.
 """
@@ -19,10 +19,10 @@ import pytest
 
 from zarr_jpeg_conformance.core.config import parse_codec
 from zarr_jpeg_conformance.core.markers import inspect
-from zarr_jpeg_conformance.decode_tolerances import FAMILIES, diagnose, difference
-from zarr_jpeg_conformance.harness import case_params, parsed_or_verdict
-from zarr_jpeg_conformance.streams import StreamCase, cases_of
-from zarr_jpeg_conformance.verdict import Attempt, Outcome, attempt
+from zarr_jpeg_conformance.corpus.streams import StreamCase, cases_of
+from zarr_jpeg_conformance.judging.checks import case_params, parsed_or_verdict
+from zarr_jpeg_conformance.judging.decode_tolerances import FAMILIES, diagnose, difference
+from zarr_jpeg_conformance.judging.verdict import Attempt, Outcome, attempt
 
 pytestmark = pytest.mark.roles("decode")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zarr_jpeg_conformance.corpus import config_cases
-from zarr_jpeg_conformance.harness import case_params
-from zarr_jpeg_conformance.verdict import Outcome, attempt
+from zarr_jpeg_conformance.corpus.cases import config_cases
+from zarr_jpeg_conformance.judging.checks import case_params
+from zarr_jpeg_conformance.judging.verdict import Outcome, attempt
 
 
 @pytest.mark.parametrize("case", case_params(config_cases()))

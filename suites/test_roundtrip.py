@@ -7,10 +7,10 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from zarr_jpeg_conformance.harness import level_mark, parsed_or_verdict, psnr, succeed
-from zarr_jpeg_conformance.images import make_image
-from zarr_jpeg_conformance.modes import MODE, MODES, Mode
-from zarr_jpeg_conformance.tolerances import PSNR_FLOORS, SHAPE_MIN_SIDE, SHAPE_PSNR_FLOOR, SWEEP_QUALITIES
+from zarr_jpeg_conformance.corpus.images import make_image, psnr
+from zarr_jpeg_conformance.corpus.modes import MODE, MODES, Mode
+from zarr_jpeg_conformance.judging.checks import level_mark, parsed_or_verdict, succeed
+from zarr_jpeg_conformance.judging.tolerances import PSNR_FLOORS, SHAPE_MIN_SIDE, SHAPE_PSNR_FLOOR, SWEEP_QUALITIES
 
 pytestmark = pytest.mark.roles("encode", "decode")
 

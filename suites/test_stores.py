@@ -1,6 +1,6 @@
 """Stores: real Zarr v3 arrays of fixtures/stores, read and written through zarr-python.
 
-These exercise this project's own ``JpegCodec`` (zarr_codec.py) inside zarr's metadata and
+These exercise this project's own ``JpegCodec`` (zarrcodecs/jpeg.py) inside zarr's metadata and
 codec pipeline, with transpose, reshape and sharding around it, and neuroglancer chunks
 written by other tools. They take no ``impl``: the implementation is fixed.
 """
@@ -20,18 +20,19 @@ zarr = pytest.importorskip("zarr", reason="the store suite needs zarr-python: pi
 import jsonschema  # noqa: E402
 from zarr.storage import MemoryStore  # noqa: E402
 
-from zarr_jpeg_conformance.adapters import AdapterLoadError  # noqa: E402
+from zarr_jpeg_conformance.backends import BackendUnavailable  # noqa: E402
 from zarr_jpeg_conformance.core.errors import Unsupported  # noqa: E402
 from zarr_jpeg_conformance.core.markers import inspect  # noqa: E402
-from zarr_jpeg_conformance.corpus import load_json, resource  # noqa: E402
-from zarr_jpeg_conformance.harness import level_mark, max_abs, psnr  # noqa: E402
-from zarr_jpeg_conformance.stores import open_store, store_entries  # noqa: E402
-from zarr_jpeg_conformance.verdict import Outcome  # noqa: E402
-from zarr_jpeg_conformance.zarr_codec import REGISTRY_KEY, JpegCodec, backend_adapter, default_backend, register  # noqa: E402
+from zarr_jpeg_conformance.corpus.images import max_abs, psnr  # noqa: E402
+from zarr_jpeg_conformance.corpus.registry import load_json, resource  # noqa: E402
+from zarr_jpeg_conformance.corpus.stores import open_store, store_entries  # noqa: E402
+from zarr_jpeg_conformance.judging.checks import level_mark  # noqa: E402
+from zarr_jpeg_conformance.judging.verdict import Outcome  # noqa: E402
+from zarr_jpeg_conformance.zarrcodecs.jpeg import REGISTRY_KEY, JpegCodec, backend_adapter, default_backend, register  # noqa: E402
 
 try:
     default_backend()
-except AdapterLoadError as _exc:
+except BackendUnavailable as _exc:
     pytest.skip(f"no JPEG backend for the zarr codec: {_exc}", allow_module_level=True)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zarr_jpeg_conformance.adapters.pillow import PillowAdapter
+from zarr_jpeg_conformance.backends.pillow import PillowAdapter
 
 
 class ExampleAdapter(PillowAdapter):

@@ -69,7 +69,7 @@ def test_builtins_implement_the_protocol(name: str) -> None:
 def test_available_builtins_reports_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
     """A built-in whose backend is missing comes back as the reason, not an exception."""
     monkeypatch.setitem(sys.modules, "imagecodecs", None)  # import now fails
-    monkeypatch.delitem(sys.modules, "zarr_jpeg_conformance.adapters.imagecodecs", raising=False)
+    monkeypatch.delitem(sys.modules, "zarr_jpeg_conformance.backends.imagecodecs", raising=False)
     result = available_builtins()
     assert isinstance(result["imagecodecs"], AdapterLoadError)
     assert "imagecodecs" in str(result["imagecodecs"])
@@ -119,7 +119,7 @@ def test_turbojpeg_rejects_a_stop_on_warning_per_thread() -> None:
     import turbojpeg
 
     from zarr_jpeg_conformance.core.errors import Rejection
-    from zarr_jpeg_conformance.streams import stream_cases
+    from zarr_jpeg_conformance.corpus.streams import stream_cases
 
     adapter = load_adapter("turbojpeg")
     case = next(c for c in stream_cases() if c.id == "stream.malformed.truncated-50-with-eoi")

@@ -11,7 +11,7 @@ pytest.importorskip("zarr")
 
 
 def test_bench_zarr_prints_every_measurement_and_ratio() -> None:
-    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.bench_zarr", "--grid", "2", "3", "--rounds", "1"]
+    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.tools.bench_zarr", "--grid", "2", "3", "--rounds", "1"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     for needle in ("library, assembled", "threaded 2 workers", "zarr 1 worker", "threaded, no decode",

@@ -9,7 +9,8 @@ from jsonschema import Draft202012Validator
 
 from zarr_jpeg_conformance.core.config import JpegConfig, parse_codec
 from zarr_jpeg_conformance.core.errors import ConfigError
-from zarr_jpeg_conformance.corpus import config_cases, load_json, requirements
+from zarr_jpeg_conformance.corpus.cases import config_cases
+from zarr_jpeg_conformance.corpus.registry import load_json, requirements
 
 SCHEMA = Draft202012Validator(load_json("schema", "jpeg.schema.json"))
 

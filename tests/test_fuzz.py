@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from zarr_jpeg_conformance.adapters import BUILTINS, load_adapter
 from zarr_jpeg_conformance.core.markers import StreamInfo, inspect
-from zarr_jpeg_conformance.fuzz import SEEDS as SEED_CODECS
-from zarr_jpeg_conformance.fuzz import judge_decode, mutate, seed_streams
+from zarr_jpeg_conformance.tools.fuzz import SEEDS as SEED_CODECS
+from zarr_jpeg_conformance.tools.fuzz import judge_decode, mutate, seed_streams
 
 ENCODER = load_adapter("imagecodecs")
 SEEDS = seed_streams(ENCODER)

@@ -1,6 +1,6 @@
 """Crash isolation: a segfault, a hang or runaway memory costs one case, never the session.
 
-The broken adapters (``tests/broken_adapters.py``) run behind ``harness_server`` in child
+The broken adapters (``tests/broken_adapters.py``) run behind ``harnesses.server`` in child
 processes. First the client on its own (exceptions, restarts, replayed handles), then the
 whole plugin: a real suite run with ``--isolate`` must record ``crash`` / ``timeout`` for
 the sabotaged cases and ``pass`` for every case after them.
@@ -18,25 +18,25 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.adapters import AdapterLoadError, available_builtins, load_adapter
-from zarr_jpeg_conformance.adapters.process import (
-    STDERR_CAP,
+from zarr_jpeg_conformance.adapters.remote import (
     ExecAdapter,
     HarnessCrashed,
     HarnessError,
     HarnessProtocolError,
     HarnessTimeout,
 )
-from zarr_jpeg_conformance.harness import codec
-from zarr_jpeg_conformance.verdict import attempt
+from zarr_jpeg_conformance.corpus.modes import codec
+from zarr_jpeg_conformance.judging.verdict import attempt
+from zarr_jpeg_conformance.protocol.wire import TEXT_CAP
 
 pytest_plugins = ["pytester"]
 
 TESTS = Path(__file__).resolve().parent
 PARSE_SUITE = TESTS.parent / "suites" / "test_parse.py"
-SERVER = [sys.executable, "-m", "zarr_jpeg_conformance.harness_server"]
+SERVER = [sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server"]
 GRAY = codec(90, "grayscale")
 #: Tight limits keep these tests fast: a hang costs TIMEOUT seconds, the hog stops at
-#: MEMORY (the harness_server with numpy and one backend needs about 160 MiB).
+#: MEMORY (harnesses.server with numpy and one backend needs about 160 MiB).
 TIMEOUT = 2.0
 MEMORY_MIB = 512
 
@@ -131,7 +131,7 @@ def test_stderr_is_drained_and_capped() -> None:
     with pytest.raises(HarnessCrashed, match="exited with code 5 during parse") as info:
         adapter.parse(GRAY)
     stderr = str(info.value).split("harness stderr:\n", 1)[1]
-    assert stderr.endswith("the end") and stderr.startswith("[...]") and len(stderr) <= STDERR_CAP + len("[...]")
+    assert stderr.endswith("the end") and stderr.startswith("[...]") and len(stderr) <= TEXT_CAP + len("[...]")
     assert "x" not in stderr, "output of earlier requests belongs to them"
     assert info.value.context == "the test"
 

@@ -16,7 +16,7 @@ from PIL import Image
 
 from zarr_jpeg_conformance.core import markers
 from zarr_jpeg_conformance.core.markers import MAX_PROBLEMS, Component, StreamInfo, inspect, inspect_headers
-from zarr_jpeg_conformance.streams import stream_cases
+from zarr_jpeg_conformance.corpus.streams import stream_cases
 
 H, W = 40, 56  # deliberately not multiples of 16, so partial MCUs are exercised
 

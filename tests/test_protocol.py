@@ -1,4 +1,4 @@
-"""The harness protocol: its schema, the Python harness_server and the Node harness speak it.
+"""The harness protocol: its schema, the Python server (harnesses.server) and the Node harness speak it.
 
 Every message of real sessions is validated against ``schema/protocol/v1.schema.json``;
 the transcript in ``docs/protocol.md`` is validated too, so the documentation cannot
@@ -24,22 +24,16 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.adapters import AdapterLoadError, available_builtins, load_adapter
-from zarr_jpeg_conformance.adapters.process import (
-    ExecAdapter,
-    HarnessError,
-    HarnessRejection,
-    RemoteCodec,
-    array_from_wire,
-    array_to_wire,
-)
-from zarr_jpeg_conformance.corpus import config_cases, load_json
-from zarr_jpeg_conformance.harness import codec, psnr
-from zarr_jpeg_conformance.harness_server import Server
-from zarr_jpeg_conformance.images import make_image
-from zarr_jpeg_conformance.modes import MODE
+from zarr_jpeg_conformance.adapters.remote import ExecAdapter, HarnessError, HarnessRejection, RemoteCodec
+from zarr_jpeg_conformance.corpus.cases import config_cases
+from zarr_jpeg_conformance.corpus.images import make_image, psnr
+from zarr_jpeg_conformance.corpus.modes import MODE, codec
+from zarr_jpeg_conformance.corpus.registry import load_json
+from zarr_jpeg_conformance.harnesses.server import Server
+from zarr_jpeg_conformance.protocol.wire import array_from_wire, array_to_wire
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVER = [sys.executable, "-m", "zarr_jpeg_conformance.harness_server"]
+SERVER = [sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server"]
 GRAY = codec(90, "grayscale")
 
 
@@ -177,7 +171,7 @@ def test_wire_arrays_are_checked() -> None:
         array_from_wire({"shape": [1], "dtype": "uint8", "data": "A"})
 
 
-# ------------------------------------------------------------------ the Python harness_server
+# ------------------------------------------------------------------ the Python server (harnesses.server)
 
 
 @pytest.fixture(scope="module")
@@ -248,7 +242,7 @@ def test_server_answers_bad_requests_with_errors() -> None:
 
 def test_server_cannot_load_is_a_load_error() -> None:
     with pytest.raises(AdapterLoadError, match="cannot load adapter"):
-        load_adapter(f"exec:{sys.executable} -m zarr_jpeg_conformance.harness_server no_such_module:Adapter")
+        load_adapter(f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses.server no_such_module:Adapter")
     with pytest.raises(AdapterLoadError, match="could not start"):
         load_adapter("exec:/nonexistent/harness --flag")
 

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,5 +51,6 @@ def test_mypy_is_clean(tmp_path: Path) -> None:
 
 def _package_modules() -> list[Path]:
     """The .py files of the package as pyproject.toml lists it: the root and its subpackages."""
-    subpackages = ("core", "adapters", "suites", "report", "harnesses", "fixturegen")
-    return [*ROOT.glob("*.py"), *(p for sub in subpackages for p in (ROOT / sub).glob("*.py"))]
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    subpackages = [p.removeprefix(PACKAGE).lstrip(".") for p in packages]
+    return [p for sub in subpackages for p in (ROOT / sub.replace(".", "/")).glob("*.py")]

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import turbojpeg as tj
 
-from zarr_jpeg_conformance.adapters import turbojpeg as adapter_module
+from zarr_jpeg_conformance.backends import turbojpeg as adapter_module
 from zarr_jpeg_conformance.core.markers import inspect
-from zarr_jpeg_conformance.harness import codec
+from zarr_jpeg_conformance.corpus.modes import codec
 
 
 class FakeTj3:

@@ -42,7 +42,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         textwrap.dedent(
             '''
             """An implementation under test, as another repository would ship its adapter."""
-            from zarr_jpeg_conformance.adapters.imagecodecs import ImagecodecsAdapter
+            from zarr_jpeg_conformance.backends.imagecodecs import ImagecodecsAdapter
 
             class Adapter(ImagecodecsAdapter):
                 name = "example"
@@ -71,7 +71,8 @@ def test_wheel_imports_and_finds_its_data(venv: Path, tmp_path: Path) -> None:
     code = textwrap.dedent(
         """
         import json, zarr_jpeg_conformance as z
-        from zarr_jpeg_conformance.corpus import requirements, config_cases, chunk_cases, load_json
+        from zarr_jpeg_conformance.corpus.registry import requirements, load_json
+        from zarr_jpeg_conformance.corpus.cases import config_cases, chunk_cases
         print(json.dumps({"file": z.__file__, "reqs": len(requirements()), "configs": len(config_cases()),
                           "chunks": len(chunk_cases()), "schema": load_json("schema", "jpeg.schema.json")["$schema"]}))
         """

@@ -1,4 +1,4 @@
-"""The zarr-python ``jpeg`` codec (zarr_codec.py), the reshape codec and the zarr adapter."""
+"""The zarr-python ``jpeg`` codec (zarrcodecs/jpeg.py), the reshape codec and the zarr adapter."""
 
 from __future__ import annotations
 
@@ -19,27 +19,28 @@ zarr = pytest.importorskip("zarr", reason="the zarr codec needs zarr-python: pip
 import jsonschema  # noqa: E402
 from zarr.storage import MemoryStore  # noqa: E402
 
-from zarr_jpeg_conformance.adapters import Adapter, AdapterLoadError  # noqa: E402
+from zarr_jpeg_conformance.adapters import Adapter  # noqa: E402
 from zarr_jpeg_conformance.adapters.zarr import ZarrAdapter  # noqa: E402
+from zarr_jpeg_conformance.backends import BackendUnavailable  # noqa: E402
 from zarr_jpeg_conformance.core.config import parse_codec  # noqa: E402
 from zarr_jpeg_conformance.core.errors import ChunkError, ConfigError, StreamError, Unsupported  # noqa: E402
 from zarr_jpeg_conformance.core.markers import inspect  # noqa: E402
-from zarr_jpeg_conformance.corpus import config_cases, load_json  # noqa: E402
-from zarr_jpeg_conformance.harness import psnr  # noqa: E402
-from zarr_jpeg_conformance.images import make_image  # noqa: E402
-from zarr_jpeg_conformance.tolerances import PSNR_FLOORS  # noqa: E402
-from zarr_jpeg_conformance.zarr_codec import (  # noqa: E402
+from zarr_jpeg_conformance.corpus.cases import config_cases  # noqa: E402
+from zarr_jpeg_conformance.corpus.images import make_image, psnr  # noqa: E402
+from zarr_jpeg_conformance.corpus.registry import load_json  # noqa: E402
+from zarr_jpeg_conformance.judging.tolerances import PSNR_FLOORS  # noqa: E402
+from zarr_jpeg_conformance.zarrcodecs.jpeg import (  # noqa: E402
     DEFAULT_QUALITY,
     REGISTRY_KEY,
     JpegCodec,
     default_backend,
     register,
 )
-from zarr_jpeg_conformance.zarr_reshape import ReshapeCodec, output_shape, parse_shape  # noqa: E402
+from zarr_jpeg_conformance.zarrcodecs.reshape import ReshapeCodec, output_shape, parse_shape  # noqa: E402
 
 try:
     default_backend()
-except AdapterLoadError as _exc:
+except BackendUnavailable as _exc:
     pytest.skip(f"no JPEG backend for the zarr codec: {_exc}", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,7 +171,7 @@ def test_entry_point_resolves_when_declared() -> None:
     group = declared.get("project", {}).get("entry-points", {}).get("zarr.codecs", {})
     if "jpeg" not in group:
         pytest.skip('pyproject.toml declares no [project.entry-points."zarr.codecs"] jpeg yet')
-    assert group["jpeg"] == "zarr_jpeg_conformance.zarr_codec:JpegCodec"
+    assert group["jpeg"] == "zarr_jpeg_conformance.zarrcodecs.jpeg:JpegCodec"
     installed = {ep.name: ep.value for ep in entry_points(group="zarr.codecs")}
     assert installed.get("jpeg") == group["jpeg"], "the installed package lacks the entry point: run pip install -e ."
     assert next(ep for ep in entry_points(group="zarr.codecs") if ep.name == "jpeg").load() is JpegCodec

@@ -13,7 +13,7 @@ from typing import Any
 import imagecodecs
 import numpy as np
 
-from zarr_jpeg_conformance.adapters.imagecodecs import ImagecodecsAdapter
+from zarr_jpeg_conformance.backends.imagecodecs import ImagecodecsAdapter
 from zarr_jpeg_conformance.core import color
 from zarr_jpeg_conformance.core.config import JpegConfig
 from zarr_jpeg_conformance.core.errors import ConfigError

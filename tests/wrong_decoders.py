@@ -14,7 +14,7 @@ from typing import Any
 import imagecodecs
 import numpy as np
 
-from zarr_jpeg_conformance.adapters.imagecodecs import ImagecodecsAdapter
+from zarr_jpeg_conformance.backends.imagecodecs import ImagecodecsAdapter
 from zarr_jpeg_conformance.core.markers import inspect
 
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .harness import codec
+
+def codec(quality: int, encoded: str, decoded: str | None = None, subsampling: Any = None) -> dict[str, Any]:
+    """A codec object ``{"name": "jpeg", "configuration": ...}``; members given as None are left out."""
+    cfg: dict[str, Any] = {"quality": quality, "encoded_color_space": encoded}
+    if decoded is not None:
+        cfg["decoded_color_space"] = decoded
+    if subsampling is not None:
+        cfg["subsampling"] = [list(f) for f in subsampling]
+    return {"name": "jpeg", "configuration": cfg}
 
 
 @dataclass(frozen=True)

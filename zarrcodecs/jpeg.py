@@ -2,7 +2,7 @@
 
 Parsing is :func:`core.config.parse_codec` (the same rules and the same :class:`ConfigError`
 as everywhere in this project); chunk checks, stream checks and color rules are those of
-:class:`adapters.backend.BackendAdapter`; the pixels come from one JPEG library, the first of
+:class:`backends.base.BackendAdapter`; the pixels come from one JPEG library, the first of
 imagecodecs, Pillow and PyTurboJPEG that loads, unless a backend is named.
 
 zarr finds the codec through the ``zarr.codecs`` entry point ``jpeg`` (or :func:`register`).
@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
-from .adapters import AdapterLoadError, load_adapter
-from .adapters.backend import BackendAdapter
-from .core.config import JpegConfig
-from .core.errors import ChunkError
+from ..backends import BACKENDS as _BACKEND_MODULES
+from ..backends import BackendUnavailable, load_backend
+from ..backends.base import BackendAdapter
+from ..core.config import JpegConfig
+from ..core.errors import ChunkError
 
 if TYPE_CHECKING:
     from typing import Self
@@ -49,37 +50,32 @@ __all__ = [
 ]
 
 #: Built-in adapters the codec can run on, in order of preference.
-BACKENDS: tuple[str, ...] = ("imagecodecs", "pillow", "turbojpeg")
+BACKENDS: tuple[str, ...] = tuple(_BACKEND_MODULES)
 #: The quality a convenience constructor uses when none is given (JPEG-Q-06 SHOULD).
 DEFAULT_QUALITY = 95
 #: The name zarr's codec registry files this class under (``module.qualname``).
-REGISTRY_KEY = "zarr_jpeg_conformance.zarr_codec.JpegCodec"
+REGISTRY_KEY = "zarr_jpeg_conformance.zarrcodecs.jpeg.JpegCodec"
 #: zarr config key naming the backend of codecs built by ``from_dict`` (None: first that loads).
 BACKEND_CONFIG_KEY = "jpeg_conformance.backend"
 
 
-@cache
 def backend_adapter(name: str) -> BackendAdapter:
-    if name not in BACKENDS:
-        raise ValueError(f"unknown jpeg backend {name!r}: use one of {', '.join(BACKENDS)}")
-    adapter = load_adapter(name)  # AdapterLoadError (a RuntimeError) says why it cannot load
-    if not isinstance(adapter, BackendAdapter):
-        raise AdapterLoadError(f"{name!r} is not a BackendAdapter")
-    return adapter
+    """The backend ``name`` (started once per process); BackendUnavailable says why it cannot run."""
+    return load_backend(name)
 
 
 @cache
 def default_backend() -> str:
-    """The first backend of :data:`BACKENDS` that loads; AdapterLoadError if none does."""
+    """The first backend of :data:`BACKENDS` that loads; BackendUnavailable if none does."""
     reasons = []
     for name in BACKENDS:
         try:
             backend_adapter(name)
-        except AdapterLoadError as exc:
+        except BackendUnavailable as exc:
             reasons.append(f"{name}: {exc}")
         else:
             return name
-    raise AdapterLoadError("no JPEG backend for the zarr jpeg codec loads:\n  " + "\n  ".join(reasons))
+    raise BackendUnavailable("no JPEG backend for the zarr jpeg codec loads:\n  " + "\n  ".join(reasons))
 
 
 def _configured_backend() -> str:
@@ -189,7 +185,7 @@ class JpegCodec(ArrayBytesCodec):
 
     # imagecodecs, Pillow and PyTurboJPEG release the GIL for all but the start and end of a
     # call, so in zarr's default pipeline each chunk runs in a worker thread, off zarr's
-    # event loop, and chunks code in parallel. zarr_pipeline.ThreadedCodecPipeline calls
+    # event loop, and chunks code in parallel. pipeline.ThreadedCodecPipeline calls
     # _decode_sync directly on its own threads instead. _encode_sync/_decode_sync also
     # satisfy zarr's SupportsSyncCodec protocol, which the opt-in synchronous pipeline of
     # later zarr releases calls (zarr-python #3885; not exercised here, as zarr >= 3.2
@@ -215,7 +211,7 @@ def register() -> None:
     """
     from zarr.registry import register_codec
 
-    from . import zarr_reshape
+    from . import reshape
 
     register_codec("jpeg", JpegCodec)
-    zarr_reshape.register()
+    reshape.register()

@@ -1,4 +1,4 @@
-"""Serve any Python adapter over the harness protocol: ``python -m zarr_jpeg_conformance.harness_server SPEC``.
+"""Serve any Python adapter over the harness protocol: ``python -m zarr_jpeg_conformance.harnesses.server SPEC``.
 
 SPEC is anything ``--impl`` takes (a built-in name, an entry point, ``module:attr``). The
 process reads one JSON request per line on stdin and writes one reply per line on stdout
@@ -22,8 +22,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from . import __version__
-from .adapters.process import PROTOCOL_VERSION, STDERR_CAP, array_from_wire, array_to_wire, b64decode
+from .. import __version__
+from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, b64decode
 
 
 class BadRequest(Exception):
@@ -40,7 +40,7 @@ def _rejected(exc: BaseException) -> dict[str, Any]:
 
 def _error(exc: BaseException) -> dict[str, Any]:
     trace = "".join(traceback.format_exception(exc))
-    return {"status": "error", "message": str(exc), "exception": type(exc).__name__, "trace": trace[-STDERR_CAP:]}
+    return {"status": "error", "message": str(exc), "exception": type(exc).__name__, "trace": trace[-TEXT_CAP:]}
 
 
 class Server:
@@ -117,7 +117,7 @@ class Server:
         if request.get("protocol") != PROTOCOL_VERSION:
             raise BadRequest(f"this harness speaks protocol {PROTOCOL_VERSION}, not {request.get('protocol')!r}")
         if self.adapter is None:
-            from .adapters import AdapterLoadError, load_adapter
+            from ..adapters import AdapterLoadError, load_adapter
 
             try:
                 self.adapter = load_adapter(self.spec)
@@ -166,7 +166,7 @@ def serve(spec: str, requests: IO[bytes], replies: IO[bytes], *, log: Callable[[
         except ValueError as exc:
             request = None
             if log:
-                log(f"harness_server: unreadable request: {exc}")
+                log(f"harnesses.server: unreadable request: {exc}")
         reply = server.handle(request)
         replies.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
         replies.flush()
@@ -177,7 +177,7 @@ def serve(spec: str, requests: IO[bytes], replies: IO[bytes], *, log: Callable[[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m zarr_jpeg_conformance.harness_server",
+        prog="python -m zarr_jpeg_conformance.harnesses.server",
         description="Serve one adapter over the zarr-jpeg-conformance harness protocol (JSON lines on stdin/stdout).",
     )
     parser.add_argument("spec", help="adapter to serve: a built-in name, an entry point name, or module:attr")

@@ -3,7 +3,7 @@
 The spec fixes the JPEG stream, not the decoder's arithmetic: T.81 defines the inverse DCT
 mathematically and leaves its computation to the decoder (ISO/IEC 10918-2 tests only its
 accuracy), and it does not say how subsampled chroma is upsampled. Every libjpeg-turbo-based decoder returns bit-identical pixels
-(research/backends.md 4.2), so the reference decode (``streams.reference_decode``) is
+(research/backends.md 4.2), so the reference decode (``corpus.streams.reference_decode``) is
 exact for them; other decoders (the JavaScript family, anything with a float IDCT or
 with box instead of libjpeg's "fancy" triangle upsampling) differ by up to 3 levels
 without subsampling and by up to 28-37 with it (backends.md 4.2, 11.9).
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import color
-from .core.markers import LOSSLESS_SOF, StreamInfo
+from ..core import color
+from ..core.markers import LOSSLESS_SOF, StreamInfo
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Times ``adapter.encode``/``adapter.decode`` against the bare library call that t
 adapter makes underneath, for a 1024x1024 RGB image (4:2:0) and a grayscale one at
 quality 90, alternating the two in every round so machine noise hits both alike, and
 prints the ratio of the medians (target: 1.05 or less). Run:
-``python -m zarr_jpeg_conformance.bench_overhead [--rounds N] [--impl NAME ...]``.
+``python -m zarr_jpeg_conformance.tools.bench_overhead [--rounds N] [--impl NAME ...]``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .adapters import AdapterLoadError, load_adapter
-from .adapters.backend import BackendAdapter
-from .images import make_image
+from ..adapters import AdapterLoadError, load_adapter
+from ..backends.base import BackendAdapter
+from ..corpus.images import make_image
 
 if TYPE_CHECKING:
-    from .core.stream import DecodePlan
+    from ..core.stream import DecodePlan
 
 CASES = {
     "rgb-420": ({"quality": 90, "encoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}, 3),
@@ -48,7 +48,7 @@ def _plan(adapter: BackendAdapter, data: bytes, shape: tuple[int, ...], mode: st
     # The raw decode hook takes a plan; build it once, outside the timed region's repeats.
     key = (adapter.name, mode)
     if key not in _PLANS:
-        from .core.stream import plan_decode
+        from ..core.stream import plan_decode
 
         _PLANS[key] = plan_decode(adapter.parse({"name": "jpeg", "configuration": CASES[mode][0]}), data, shape)
     return _PLANS[key]

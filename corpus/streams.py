@@ -30,11 +30,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .core.chunk import image_shape
-from .core.config import JpegConfig
-from .core.markers import inspect
-from .corpus import resource
+from ..core.chunk import image_shape
+from ..core.config import JpegConfig
+from ..core.markers import inspect
 from .modes import Mode
+from .registry import resource
 
 Category = Literal["reference", "foreign", "malformed"]
 Expect = Literal["decode", "reject", "decode-or-reject"]

@@ -53,8 +53,8 @@ class _State:
 
     def _exec(self, command: str | list[str], spec: str) -> Any:
         """Start a harness process; AdapterLoadError with the harness's reason if it cannot start."""
-        from .adapters import AdapterLoadError
-        from .adapters.process import DEFAULT_TIMEOUT, ExecAdapter
+        from ..adapters import AdapterLoadError
+        from ..adapters.remote import DEFAULT_TIMEOUT, ExecAdapter
 
         try:
             adapter = ExecAdapter(command, timeout=self.harness_timeout or DEFAULT_TIMEOUT, memory_limit=self.harness_memory)
@@ -64,18 +64,18 @@ class _State:
         return adapter
 
     def _load(self, spec: str) -> Any:
-        from .adapters import load_adapter
+        from ..adapters import load_adapter
 
         if spec.startswith("exec:"):
             return self._exec(spec.removeprefix("exec:"), spec)
         if self.isolate:
             # The same spec, loaded by a child Python: the implementation keeps its name.
-            return self._exec([sys.executable, "-m", "zarr_jpeg_conformance.harness_server", spec], spec)
+            return self._exec([sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server", spec], spec)
         return load_adapter(spec)
 
     def implementations(self) -> list[Any]:
         if self._impls is None:
-            from .adapters import BUILTINS, AdapterLoadError, available_builtins
+            from ..adapters import BUILTINS, AdapterLoadError, available_builtins
 
             if self.explicit:
                 impls = []
@@ -136,7 +136,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--isolate",
         action="store_true",
         default=False,
-        help="run every implementation in its own harness process (python -m zarr_jpeg_conformance.harness_server "
+        help="run every implementation in its own harness process (python -m zarr_jpeg_conformance.harnesses.server "
         "SPEC): a segfault, a hang or runaway memory becomes a 'crash' or 'timeout' outcome of that case, and the "
         "process is restarted for the next one",
     )
@@ -201,7 +201,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if _STATE not in config.stash or not _runs_our_suites(config):
         return []
     state = config.stash[_STATE]
-    from . import __version__
+    from .. import __version__
 
     lines = [f"zarr-jpeg-conformance {__version__}: implementations under test"]
     for impl in state.implementations():

@@ -1,70 +1,13 @@
-"""Typed access to the requirement registry and the case corpora shipped as package data.
-
-Files are found through ``importlib.resources``, never through the current directory,
-so the suite reads the same corpus from a source tree, an editable install or a wheel.
-"""
+"""The configuration and chunk cases (``fixtures/configs``, ``fixtures/chunks``), typed."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.resources import files
-from importlib.resources.abc import Traversable
 from typing import Any, Literal
 
-Level = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
-PACKAGE = "zarr_jpeg_conformance"
-
-
-def resource(*parts: str) -> Traversable:
-    """A file or folder of the installed package (``schema/...``, ``fixtures/...``)."""
-    node = files(PACKAGE)
-    for part in parts:
-        node = node / part
-    return node
-
-
-def load_json(*parts: str) -> Any:
-    return json.loads(resource(*parts).read_text(encoding="utf-8"))
-
-
-@dataclass(frozen=True)
-class Requirement:
-    id: str
-    level: Level
-    text: str
-    section: str
-    when: tuple[str, ...]
-    kind: str
-    note: str | None = None
-
-    @property
-    def severity(self) -> Literal["MUST", "SHOULD", "MAY"]:
-        return severity(self.level)
-
-
-def severity(level: str) -> Literal["MUST", "SHOULD", "MAY"]:
-    """MUST NOT counts as MUST and SHOULD NOT as SHOULD when judging outcomes."""
-    return "MUST" if level.startswith("MUST") else "SHOULD" if level.startswith("SHOULD") else "MAY"
-
-
-@cache
-def requirements() -> Mapping[str, Requirement]:
-    data = load_json("fixtures", "requirements.json")
-    return {
-        r["id"]: Requirement(
-            id=r["id"],
-            level=r["level"],
-            text=r["text"],
-            section=r["section"],
-            when=tuple(r["when"]),
-            kind=r["kind"],
-            note=r.get("note"),
-        )
-        for r in data["requirements"]
-    }
+from .registry import resource
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any, Generic, NoReturn, TypeVar, cast
 
 import pytest
 
-from .corpus import requirements, severity
+from ..corpus.registry import requirements, severity
 
 T = TypeVar("T")
 #: Cap on captured tracebacks: one implementation's giant trace must not swamp a report.

@@ -9,7 +9,7 @@ import PIL
 from PIL import Image, features
 
 from ..core.stream import DecodePlan
-from .backend import BackendAdapter, DecodeMode, Factor
+from .base import BackendAdapter, DecodeMode, Factor
 
 #: Pillow's `subsampling` option: 4:4:4, 4:2:2, 4:2:0 only (no 4:4:0, and unknown values
 #: silently become 4:2:0, backends.md §11.17), so anything else goes the planar way.

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["PIPELINE_PATH", "ThreadedCodecPipeline", "workers"]
 
 #: The value of zarr's ``codec_pipeline.path`` that selects this pipeline.
-PIPELINE_PATH = "zarr_jpeg_conformance.zarr_pipeline.ThreadedCodecPipeline"
+PIPELINE_PATH = "zarr_jpeg_conformance.zarrcodecs.pipeline.ThreadedCodecPipeline"
 #: Chunks per window and worker: reading, the next window is fetched while this one
 #: decodes, so at most two windows of encoded chunks are held at once.
 WINDOW_PER_WORKER = 32

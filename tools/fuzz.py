@@ -4,7 +4,7 @@ correct-shape uint8 array may come out (no other exception, no crash, no hang).
 Seeds are valid streams written by the shared core's reference paths; mutations are
 the ones that break real files: bit flips, truncation, marker and length edits, inserted
 and deleted runs. ``tests/test_fuzz.py`` runs a short hypothesis campaign in CI; the long
-run is ``python -m zarr_jpeg_conformance.fuzz --impl NAME --examples N``.
+run is ``python -m zarr_jpeg_conformance.tools.fuzz --impl NAME --examples N``.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .adapters import Adapter, load_adapter
-from .core.markers import inspect
-from .harness import codec
-from .images import make_image
+from ..adapters import Adapter, load_adapter
+from ..core.markers import inspect
+from ..corpus.images import make_image
+from ..corpus.modes import codec
 
 #: (name, codec object, chunk shape) of the seed streams.
 SEEDS: tuple[tuple[str, dict, tuple[int, ...]], ...] = (

@@ -1,14 +1,13 @@
-"""Small helpers shared by the suites: case parameters, parsing with a verdict, metrics."""
+"""Small helpers shared by the suites: case parameters, and calls to an implementation judged as they return."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-import numpy as np
 import pytest
 
-from .core.config import JpegConfig, parse_codec
+from ..core.config import JpegConfig, parse_codec
 from .verdict import Outcome, attempt
 
 T = TypeVar("T")
@@ -23,15 +22,6 @@ def level_mark(level: str) -> pytest.MarkDecorator:
 def case_params(cases: Iterable[Any]) -> list[Any]:
     """pytest params with the case ID as test ID and the case's level as marker."""
     return [pytest.param(c, id=c.id, marks=level_mark(c.level)) for c in cases]
-
-
-def codec(quality: int, encoded: str, decoded: str | None = None, subsampling: Any = None) -> dict[str, Any]:
-    cfg: dict[str, Any] = {"quality": quality, "encoded_color_space": encoded}
-    if decoded is not None:
-        cfg["decoded_color_space"] = decoded
-    if subsampling is not None:
-        cfg["subsampling"] = [list(f) for f in subsampling]
-    return {"name": "jpeg", "configuration": cfg}
 
 
 def reference_config(codec_obj: Mapping[str, Any]) -> JpegConfig:
@@ -64,13 +54,3 @@ def succeed(judge: Any, what: str, func: Callable[..., T], *args: Any) -> T:
     if not got.ok:
         judge.finish(Outcome.ERROR if got.error else Outcome.FAIL, f"{what} {got.describe()}\n{got.trace()}")
     return got.result
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    """PSNR in dB over all samples (combined MSE), 8-bit peak; inf for identical arrays."""
-    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
-    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
-
-
-def max_abs(a: np.ndarray, b: np.ndarray) -> int:
-    return int(np.max(np.abs(a.astype(np.int16) - b.astype(np.int16)))) if a.size else 0

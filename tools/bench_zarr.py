@@ -1,6 +1,6 @@
 """Throughput of reading a jpeg-coded zarr array, against a plain loop of decodes of its chunks.
 
-Run ``python -m zarr_jpeg_conformance.bench_zarr``. It writes a ~64 MiB uint8 array of
+Run ``python -m zarr_jpeg_conformance.tools.bench_zarr``. It writes a ~64 MiB uint8 array of
 256x256x3 chunks (a natural image, YCbCr 4:2:0, quality 90) into a ``MemoryStore`` and
 measures, for one backend, the decode throughput of:
 
@@ -12,7 +12,7 @@ measures, for one backend, the decode throughput of:
 * ``library 2 threads``: the ``library`` loop on two threads (what the machine allows);
 * ``adapter``: a loop of ``BackendAdapter.decode`` (the library plus this project's checks);
 * ``threaded 1 worker`` / ``threaded 2 workers``: ``array[...]`` through
-  :class:`zarr_pipeline.ThreadedCodecPipeline`, with ``threading.max_workers`` 1 and 2 at
+  :class:`zarrcodecs.pipeline.ThreadedCodecPipeline`, with ``threading.max_workers`` 1 and 2 at
   read time: the number of threads decoding and assembling chunks, while zarr's event loop
   fetches the next ones;
 * ``threaded, no decode``: as ``threaded 1 worker`` with a codec that returns a ready
@@ -62,7 +62,7 @@ Best = dict[str, tuple[float, float]]
 
 
 def _source(grid: tuple[int, int]) -> np.ndarray:
-    from .images import make_image
+    from ..corpus.images import make_image
 
     # One 1024x1024 natural tile repeated: decode cost depends on content, not on uniqueness.
     tile = make_image("natural", 1024, 1024, 3)
@@ -73,7 +73,7 @@ def _source(grid: tuple[int, int]) -> np.ndarray:
 
 def _build(backend: str, grid: tuple[int, int]) -> tuple[Any, dict[str, Any]]:
     """The benchmark's array, written, and its MemoryStore's dict."""
-    from .zarr_codec import register
+    from ..zarrcodecs.jpeg import register
 
     register()
     entries: dict[str, Any] = {}
@@ -112,7 +112,7 @@ def _library_decoder(backend: str) -> Callable[[bytes], object]:
 
 def _no_decode() -> None:
     """Make every JpegCodec return a ready array: what remains is zarr's and the pipeline's cost."""
-    from .zarr_codec import JpegCodec
+    from ..zarrcodecs.jpeg import JpegCodec
 
     ready = np.zeros(CHUNK, dtype=np.uint8)
 
@@ -138,7 +138,7 @@ def _write(data: np.ndarray, backend: str, workers: int | None = None,
     import zarr
     from zarr.storage import MemoryStore
 
-    from .zarr_codec import JpegCodec
+    from ..zarrcodecs.jpeg import JpegCodec
 
     def write() -> Any:
         with zarr.config.set({} if workers is None else {"threading.max_workers": workers}):
@@ -176,7 +176,7 @@ def _child_main(args: argparse.Namespace) -> None:
 
 
 def _child(args: argparse.Namespace, run: str) -> tuple[float, float]:
-    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.bench_zarr", "--backend", args.backend, "--rounds", str(args.rounds),
+    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.tools.bench_zarr", "--backend", args.backend, "--rounds", str(args.rounds),
            "--batch-size", str(args.batch_size), "--grid", *map(str, args.grid), "--worker", run]
     wall, cpu = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     return wall, cpu
@@ -186,9 +186,9 @@ def measure(args: argparse.Namespace) -> tuple[Best, dict[str, Any]]:
     """Every measurement, and facts about the run."""
     import zarr
 
-    from .core.config import parse_codec
-    from .zarr_codec import backend_adapter
-    from .zarr_pipeline import PIPELINE_PATH
+    from ..core.config import parse_codec
+    from ..zarrcodecs.jpeg import backend_adapter
+    from ..zarrcodecs.pipeline import PIPELINE_PATH
 
     zarr.config.set(_settings(args.backend, 2, args.batch_size, PIPELINE_PATH))  # a 2-thread executor
     array, entries = _build(args.backend, args.grid)
@@ -260,7 +260,7 @@ def report(best: Best, facts: dict[str, Any], args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.bench_zarr", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.tools.bench_zarr", description=__doc__.split("\n")[0])
     parser.add_argument("--backend", default=None, help="imagecodecs, pillow or turbojpeg (default: the codec's default)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (the best of each is reported)")
     parser.add_argument("--batch-size", type=int, default=1, help="zarr's codec_pipeline.batch_size (default pipeline)")
@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.grid = tuple(args.grid)
     if args.backend is None:
-        from .zarr_codec import default_backend
+        from ..zarrcodecs.jpeg import default_backend
 
         args.backend = default_backend()
     if args.worker is not None:

@@ -19,7 +19,7 @@ import numpy as np
 import turbojpeg as tj
 
 from ..core.stream import DecodePlan
-from .backend import BackendAdapter, BackendRejection, DecodeMode, Factor
+from .base import BackendAdapter, BackendRejection, DecodeMode, Factor
 
 _SAMP = {(1, 1): tj.TJSAMP_444, (2, 1): tj.TJSAMP_422, (2, 2): tj.TJSAMP_420, (1, 2): tj.TJSAMP_440, (4, 1): tj.TJSAMP_411}
 #: The legacy header call knows only these chroma layouts (TJSAMP_441 needs libjpeg-turbo 3).
@@ -79,7 +79,7 @@ class TurboJpegAdapter(BackendAdapter):
         pixel_format = tj.TJPF_GRAY if mode == "gray" else tj.TJPF_RGB
         # STOPONWARNING stops libjpeg at "premature end of data" and the like, but
         # PyTurboJPEG reports a stop on a warning with warnings.warn and returns the
-        # partly decoded buffer (found by fuzz.py): catch it and reject.
+        # partly decoded buffer (found by tools/fuzz.py): catch it and reject.
         with _TAP.capture() as stops:
             out = self._tj.decode(data, pixel_format=pixel_format, flags=self._flags | tj.TJFLAG_STOPONWARNING)
         if stops:

@@ -8,7 +8,7 @@ decode may be from the source. ``suites/test_stores.py`` reads them.
 Two kinds of store:
 
 * *written* stores: the metadata below is the case; the array is written by zarr-python
-  through :class:`zarr_codec.JpegCodec` on imagecodecs, so the bytes are reproducible;
+  through :class:`zarrcodecs.jpeg.JpegCodec` on imagecodecs, so the bytes are reproducible;
 * *neuroglancer* stores: the chunk bytes are exactly what neuroglancer ``precomputed`` writers
   produce for a ``[x, y, z, channel]`` chunk (cloud-volume's encoding, reproduced with
   simplejpeg as cloud-volume's ``encode_jpeg`` calls it; TensorStore's
@@ -35,9 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from .core.markers import inspect
-from .harness import max_abs, psnr
-from .images import make_image
+from ..core.markers import inspect
+from .images import make_image, max_abs, psnr
 
 __all__ = ["NEUROGLANCER", "STORES", "StoreCase", "Tolerance", "all_cases", "build", "measure", "open_store", "store_entries"]
 
@@ -138,7 +137,7 @@ def _measured(psnr_db: float, worst: int, what: str) -> Tolerance:
 
     ``psnr_db`` and ``worst`` are the lowest PSNR and highest max |error| against the source,
     over reading the committed store and over writing then reading it afresh, as printed by
-    ``python -m zarr_jpeg_conformance.stores --measure`` (2026-11-30: imagecodecs 2026.3.6 /
+    ``python -m zarr_jpeg_conformance.corpus.stores --measure`` (2026-11-30: imagecodecs 2026.3.6 /
     libjpeg-turbo 3.1.3, Pillow 13.0.0 / 3.2.0, PyTurboJPEG 1.8.3 / 2.1.5).
     """
     return Tolerance(
@@ -396,7 +395,7 @@ def build(root: Path, *, log: Callable[[str], None] = print) -> None:
     """Write every store under ``root/fixtures/stores`` (deterministically, for one backend)."""
     import zarr
 
-    from .zarr_codec import BACKEND_CONFIG_KEY, REGISTRY_KEY, backend_adapter, register
+    from ..zarrcodecs.jpeg import BACKEND_CONFIG_KEY, REGISTRY_KEY, backend_adapter, register
 
     register()
     folder = root.joinpath(*FOLDER)
@@ -413,7 +412,7 @@ def build(root: Path, *, log: Callable[[str], None] = print) -> None:
     libs = ", ".join(f"{k} {v}" for k, v in backend_adapter(BACKEND).versions().items())
     with zarr.config.set({"codecs.jpeg": REGISTRY_KEY, BACKEND_CONFIG_KEY: BACKEND}):
         for case in STORES:
-            producer = {"writer": f"zarr {zarr.__version__} + zarr_jpeg_conformance.zarr_codec.JpegCodec", "backend": libs}
+            producer = {"writer": f"zarr {zarr.__version__} + zarr_jpeg_conformance.zarrcodecs.jpeg.JpegCodec", "backend": libs}
             _write(folder, case, _written(case), producer)
             log(f"stores: wrote {case.name}")
         for ng in NEUROGLANCER:
@@ -450,7 +449,7 @@ def measure(backends: tuple[str, ...] = ("imagecodecs", "pillow", "turbojpeg")) 
     extras), and writes then reads each afresh with every backend."""
     import zarr
 
-    from .zarr_codec import BACKEND_CONFIG_KEY, REGISTRY_KEY, register
+    from ..zarrcodecs.jpeg import BACKEND_CONFIG_KEY, REGISTRY_KEY, register
 
     register()
     lines = []
@@ -474,7 +473,7 @@ def measure(backends: tuple[str, ...] = ("imagecodecs", "pillow", "turbojpeg")) 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.stores", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.corpus.stores", description=__doc__.split("\n")[0])
     parser.add_argument("--measure", action="store_true", help="print PSNR / max |error| per store and backend")
     parser.add_argument("root", nargs="?", type=Path, help="build the stores under ROOT/fixtures/stores")
     args = parser.parse_args(argv)

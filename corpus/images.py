@@ -13,7 +13,7 @@ from functools import cache
 
 import numpy as np
 
-from .corpus import resource
+from .registry import resource
 
 KINDS = ("gradient", "noise", "edges", "checker", "detail", "zeros", "full", "natural", "fluorescence", "ramp", "axes")
 #: The public-domain NASA portrait shipped by scikit-image (astronaut), a 192x192 crop.
@@ -95,3 +95,13 @@ def make_chunk(shape: tuple[int, ...], dtype: str = "uint8", fill: str = "ramp",
     else:
         data = (np.arange(n, dtype=np.int64) * 7 % 256).reshape(shape)
     return data.astype(np.dtype(dtype))
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """PSNR in dB over all samples (combined MSE), 8-bit peak; inf for identical arrays."""
+    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
+
+
+def max_abs(a: np.ndarray, b: np.ndarray) -> int:
+    return int(np.max(np.abs(a.astype(np.int16) - b.astype(np.int16)))) if a.size else 0

@@ -6,7 +6,7 @@ import imagecodecs
 import numpy as np
 
 from ..core.stream import DecodePlan
-from .backend import BackendAdapter, DecodeMode, Factor
+from .base import BackendAdapter, DecodeMode, Factor
 
 #: jpeg8_encode accepts only these (h, v) luma factors (backends.md §2).
 _NATIVE = frozenset({(1, 1), (2, 1), (1, 2), (2, 2), (4, 1)})

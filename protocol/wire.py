@@ -1,0 +1,62 @@
+"""Protocol version 1 on the wire: arrays and streams as base64 inside JSON lines.
+
+Both the client (``adapters.remote``) and the server (``harnesses.server``) encode and
+decode messages with these functions, so the two sides cannot drift apart.
+``schema/protocol/v1.schema.json`` is the same contract as a JSON Schema.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+PROTOCOL_VERSION = 1
+#: Cap on the text one message may carry from a harness (stderr tail, trace): one
+#: harness's flood must not swamp a report.
+TEXT_CAP = 4096
+
+#: Data types an array may have on the wire (zarr v3 core names); samples little-endian, C order.
+WIRE_DTYPES = frozenset(
+    {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+     "float16", "float32", "float64", "complex64", "complex128"}
+)
+
+
+def array_to_wire(array: np.ndarray) -> dict[str, Any]:
+    """``{"shape", "dtype", "data"}`` of an array: base64 of its samples, little-endian, C order."""
+    name = array.dtype.name
+    if name not in WIRE_DTYPES:
+        raise TypeError(f"an array of dtype {array.dtype} cannot be sent to a harness (protocol dtypes: {sorted(WIRE_DTYPES)})")
+    wire = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    return {"shape": list(array.shape), "dtype": name, "data": base64.b64encode(wire.tobytes()).decode("ascii")}
+
+
+def array_from_wire(obj: Mapping[str, Any]) -> np.ndarray:
+    """The array of a wire ``{"shape", "dtype", "data"}`` object; ValueError if it is inconsistent."""
+    name, shape = obj.get("dtype"), obj.get("shape")
+    if name not in WIRE_DTYPES:
+        raise ValueError(f"unknown wire dtype {name!r}")
+    if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise ValueError(f"wire shape must be a list of non-negative integers, got {shape!r}")
+    raw = b64decode(obj.get("data"))
+    dtype = np.dtype(name).newbyteorder("<")
+    count = int(np.prod(shape, dtype=np.int64))
+    if len(raw) != count * dtype.itemsize:
+        raise ValueError(f"wire data has {len(raw)} bytes, shape {shape} of {name} needs {count * dtype.itemsize}")
+    return np.frombuffer(raw, dtype=dtype).astype(np.dtype(name), copy=True).reshape(shape)
+
+
+def b64decode(text: object) -> bytes:
+    if not isinstance(text, str):
+        raise ValueError(f"base64 data must be a string, got {type(text).__name__}")
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error as exc:
+        raise ValueError(f"invalid base64 data: {exc}") from exc
+
+
+__all__ = ["PROTOCOL_VERSION", "TEXT_CAP", "WIRE_DTYPES", "array_from_wire", "array_to_wire", "b64decode"]

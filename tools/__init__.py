@@ -1,0 +1,1 @@
+"""Tools run by hand: benchmarks that print ratios measured in one run, and a fuzzing campaign."""
