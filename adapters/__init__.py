@@ -14,6 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .labels import KINDS, kind_of, language_of
+
 ENTRY_POINT_GROUP = "zarr_jpeg_conformance.adapters"
 ROLES = frozenset({"encode", "decode"})
 
@@ -37,6 +39,9 @@ class Adapter(Protocol):
     name: str
     #: A subset of {"encode", "decode"}.
     roles: frozenset[str]
+    # Optional, for reports (read with kind_of / language_of): ``kind``, a key of KINDS
+    # (default "codec"), and ``language``, what the implementation is written in or called
+    # from (default "Python").
 
     def versions(self) -> dict[str, str]:
         """Backend and library versions, shown in reports."""
@@ -127,4 +132,5 @@ def available_builtins() -> dict[str, Adapter | AdapterLoadError]:
     return result
 
 
-__all__ = ["Adapter", "AdapterLoadError", "BUILTINS", "ENTRY_POINT_GROUP", "ROLES", "available_builtins", "load_adapter"]
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "KINDS", "ROLES", "Adapter", "AdapterLoadError", "available_builtins", "kind_of",
+           "language_of", "load_adapter"]

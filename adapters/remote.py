@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, b64decode
+from .labels import KINDS
 from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, describe_exit
 
 #: Seconds a call may take. Measured over every suite with --isolate and the node
@@ -140,6 +141,10 @@ class ExecAdapter:
         self._start()
         self.name: str = name or self._hello["name"]
         self.roles: frozenset[str] = frozenset(self._hello["roles"])
+        #: What the harness says it puts under test (see the Adapter contract); "codec" unless it says.
+        kind = self._hello.get("kind")
+        self.kind: str = kind if isinstance(kind, str) and kind in KINDS else "codec"
+        self.language: str = str(self._hello.get("language") or "unknown")
 
     def __repr__(self) -> str:
         return f"ExecAdapter({self.command!r}, name={getattr(self, 'name', None)!r})"

@@ -3,10 +3,12 @@
     python -m zarr_jpeg_conformance.harnesses NAME          # become harness NAME (for --impl exec:...)
     python -m zarr_jpeg_conformance.harnesses list          # names, and whether each can run here
     python -m zarr_jpeg_conformance.harnesses command NAME  # print the command, to run it by hand
-    python -m zarr_jpeg_conformance.harnesses install       # npm ci of the pinned packages
+    python -m zarr_jpeg_conformance.harnesses install [FOLDER ...]  # build every folder whose toolchain is here
 
 A harness that cannot run here exits with status 3 and the reason on stderr ("node not
 available: ..."), which ``--impl exec:...`` turns into a usage error that says so.
+``install`` exits 0 when every folder was built or skipped for a missing toolchain (each
+said on stderr), 1 when a build failed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import shlex
 import sys
 
-from . import HARNESSES, Unavailable, command, install
+from . import BUILDS, HARNESSES, Unavailable, command, install
 
 
 def main(argv: list[str]) -> int:
@@ -31,15 +33,18 @@ def main(argv: list[str]) -> int:
                     status = "ready"
                 except Unavailable as exc:
                     status = str(exc)
-                print(f"{name}: {harness.description}\n    {status}")
+                print(f"{name} ({harness.language}): {harness.description}\n    {status}")
             return 0
         if verb == "install":
-            try:
-                return install()
-            except Unavailable as exc:
-                # Setup goes on without node: the Node harness rows then say why they are absent.
-                print(f"Node harnesses not installed: {exc}", file=sys.stderr)
-                return 0
+            unknown = [f for f in argv[1:] if f not in BUILDS]
+            if unknown:
+                print(f"unknown harness folder(s) {', '.join(unknown)}: use {', '.join(BUILDS)}", file=sys.stderr)
+                return 2
+            # Setup goes on without a toolchain: those harnesses' rows then say why they are absent.
+            outcome = install(argv[1:])
+            for folder, what in outcome.items():
+                print(f"harnesses/{folder}: {what}", file=sys.stderr)
+            return 1 if any(what.startswith("FAILED") for what in outcome.values()) else 0
         if verb == "command":
             if len(argv) != 2:
                 print("usage: python -m zarr_jpeg_conformance.harnesses command NAME", file=sys.stderr)

@@ -23,6 +23,7 @@ from typing import IO, Any
 import numpy as np
 
 from .. import __version__
+from ..adapters.labels import kind_of, language_of
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, b64decode
 
 
@@ -134,6 +135,8 @@ class Server:
             "version": __version__,
             "roles": sorted(self.adapter.roles),
             "versions": versions,
+            "kind": kind_of(self.adapter),
+            "language": language_of(self.adapter),
         }
 
     def _parsed(self, request: dict[str, Any]) -> object:
