@@ -15,7 +15,8 @@ import numpy as np
 
 from .registry import resource
 
-KINDS = ("gradient", "noise", "edges", "checker", "detail", "zeros", "full", "natural", "fluorescence", "ramp", "axes")
+KINDS = ("gradient", "noise", "edges", "checker", "detail", "zeros", "full", "natural", "fluorescence", "ramp", "axes",
+         "offsets", "luma")
 #: The public-domain NASA portrait shipped by scikit-image (astronaut), a 192x192 crop.
 NATURAL = ("fixtures", "images", "astronaut-192.npy")
 
@@ -60,6 +61,14 @@ def make_image(kind: str, height: int, width: int, channels: int = 3, seed: int 
             # channel: red follows x, green follows y, blue both; gray is asymmetric.
             u, v = x / max(width - 1, 1), y / max(height - 1, 1)
             p = [30 + 195 * u, 30 + 195 * v, 225 - 120 * u - 75 * v][c] if channels == 3 else 20 + 150 * u + 70 * v
+        elif kind in ("offsets", "luma"):
+            # For chunks smaller than an MCU: detail only in luma, so that no chroma
+            # subsampling or upsampling rule changes a sample by more than a few levels,
+            # while swapped axes (x and y weigh differently) or channels are tens of levels
+            # off. "offsets" is RGB whose channels differ by constants (constant chroma);
+            # "luma" is YCbCr input (passthrough) with constant Cb and Cr.
+            base = 40 + 105 * x / max(width - 1, 1) + 45 * y / max(height - 1, 1)
+            p = base + 30 * (c - 1) if kind == "offsets" or c == 0 else np.full((height, width), (100.0, 160.0)[c - 1])
         elif kind == "noise":
             p = rng.integers(0, 256, size=(height, width)).astype(np.float64)
         elif kind == "edges":

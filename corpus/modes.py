@@ -32,6 +32,15 @@ class Mode:
     def channels(self) -> int:
         return 1 if self.encoded == "grayscale" else 3
 
+    @property
+    def fidelity_requirement(self) -> str:
+        """The requirement a fidelity miss in this mode breaks: what the encoder must keep of the samples."""
+        if self.encoded == "grayscale":
+            return "JPEG-ECS-03"  # stored as-is
+        if self.encoded == "rgb":
+            return "JPEG-ECS-05"  # stored as-is, no conversion
+        return "JPEG-DCS-03"  # the conversion of the table, and its inverse
+
     def codec(self, quality: int) -> dict[str, Any]:
         decoded = self.decoded if self.decoded != ("grayscale" if self.encoded == "grayscale" else "rgb") else None
         return codec(quality, self.encoded, decoded, self.subsampling)

@@ -1,17 +1,41 @@
-"""Small helpers shared by the suites: case parameters, and calls to an implementation judged as they return."""
+"""How the suites call an implementation: every refusal judged by one capability model.
+
+The capability model. Every configuration and chunk a case asks for is either something
+every implementation must do (grayscale and RGB -> YCbCr with the four J:a:b schemes:
+JPEG-ECS-08, JPEG-SUB-08) or an optional feature (rgb JPEG-ECS-09, YCbCr passthrough
+JPEG-DCS-05, other sampling factors JPEG-X-04, dimensions 65501-65535 JPEG-X-03). A clean
+refusal (ValueError/TypeError) of an optional feature is ``unsupported`` wherever it
+happens: at parse, at encode or at decode, in every suite. A refusal of a required
+feature is a ``fail`` wherever it happens, citing the requirement that makes it required.
+Two optional features cannot be refused at decode once the configuration was accepted:
+the spec asks an implementation that cannot *decode* rgb to reject it when parsing
+(JPEG-ECS-11), and one that accepted ``decoded_color_space: ycbcr`` must return the
+stored YCbCr (JPEG-DCS-06). Support for decoding only needs no declaration: accept the
+configuration, refuse at encode.
+
+:class:`Calls` applies the model, hands the implementation a copy of every chunk (an
+encoder that changes its input cannot change what it is compared with), checks every
+stream it writes (``judging.written``) and turns every result into a plain, owned
+``numpy.ndarray`` at once (two decodes compared are never the same memory).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import numpy as np
 import pytest
 
+from ..core.chunk import LIBJPEG_MAX_DIMENSION, SPEC_MAX_DIMENSION
 from ..core.config import JpegConfig, parse_codec
-from .verdict import Outcome, attempt
+from .verdict import Attempt, Outcome, attempt
+from .written import check_written
 
 T = TypeVar("T")
 _MARK = {"MUST": pytest.mark.must, "SHOULD": pytest.mark.should, "MAY": pytest.mark.may}
+STAGES = ("parse", "encode", "decode")
 
 
 def level_mark(level: str) -> pytest.MarkDecorator:
@@ -24,33 +48,172 @@ def case_params(cases: Iterable[Any]) -> list[Any]:
     return [pytest.param(c, id=c.id, marks=level_mark(c.level)) for c in cases]
 
 
-def reference_config(codec_obj: Mapping[str, Any]) -> JpegConfig:
-    """The spec's reading of a (valid) codec object, from the shared core."""
-    return parse_codec(codec_obj)
+@dataclass(frozen=True)
+class Feature:
+    """An optional feature a case uses: the requirement that makes it optional, and where it may be refused."""
+
+    requirement: str
+    #: Stages at which a clean refusal is 'unsupported'.
+    refusable: frozenset[str]
+    #: The requirement broken by refusing it at any other stage, once the configuration was accepted.
+    afterwards: str
 
 
-def parsed_or_verdict(judge: Any, impl: Any, codec_obj: Mapping[str, Any]) -> object:
-    """Parse a valid configuration with the implementation, judging a rejection.
+_RGB = Feature("JPEG-ECS-09", frozenset({"parse", "encode"}), "JPEG-ECS-11")
+_PASSTHROUGH = Feature("JPEG-DCS-05", frozenset({"parse", "encode"}), "JPEG-DCS-06")
+_FACTORS = Feature("JPEG-X-04", frozenset(STAGES), "JPEG-X-04")
+_LARGE = Feature("JPEG-X-03", frozenset({"encode", "decode"}), "JPEG-X-03")
 
-    Rejecting an optional feature (rgb, YCbCr passthrough, other factors) is
-    'unsupported'; rejecting a configuration every implementation must support fails.
+
+@dataclass(frozen=True)
+class Support:
+    """What a case asks of an implementation: its optional features, and why the rest is required."""
+
+    features: tuple[Feature, ...]
+    #: The requirement that makes what is not optional required.
+    required_by: str
+
+    @property
+    def optional(self) -> str | None:
+        """The first optional feature's requirement (None when everything is required)."""
+        return self.features[0].requirement if self.features else None
+
+    def refusable_at(self, stage: str) -> Feature | None:
+        return next((f for f in self.features if stage in f.refusable), None)
+
+    def broken_by_refusal(self) -> str:
+        """The requirement a refusal breaks where no feature allows it."""
+        return next((f.afterwards for f in self.features), self.required_by)
+
+
+def support_of(config: JpegConfig, chunk_shape: Sequence[int] | None = None) -> Support:
+    """The capability model's reading of a configuration (and, for chunks, of its size)."""
+    features: list[Feature] = []
+    if config.encoded_color_space == "rgb":
+        features.append(_RGB)
+    if config.decoded_color_space == "ycbcr":
+        features.append(_PASSTHROUGH)
+    if not config.is_required_scheme:
+        features.append(_FACTORS)
+    if chunk_shape is not None and any(LIBJPEG_MAX_DIMENSION < int(n) <= SPEC_MAX_DIMENSION for n in tuple(chunk_shape)[:2]):
+        features.append(_LARGE)
+    required = "JPEG-SUB-08" if config.encoded_color_space == "ycbcr" else "JPEG-ECS-08"
+    return Support(tuple(features), required)
+
+
+def raised(got: Attempt[Any]) -> str:
+    """``ExceptionType: message`` of a call that did not succeed."""
+    exc = got.rejection or got.error
+    return f"{type(exc).__name__}: {exc}" if exc is not None else "nothing"
+
+
+def judge_refusal(judge: Any, support: Support, stage: str, what: str, got: Attempt[Any]) -> None:
+    """Record a clean refusal at ``stage``: 'unsupported' where an optional feature allows it, else a fail."""
+    feature = support.refusable_at(stage)
+    if feature is not None:
+        judge.cite(feature.requirement)
+        judge.finish(Outcome.UNSUPPORTED, f"{what} refused, an optional feature ({feature.requirement}): {raised(got)}")
+    judge.require(False, support.broken_by_refusal(), f"{what} refused: {raised(got)}")
+
+
+def judge_error(judge: Any, what: str, got: Attempt[Any]) -> None:
+    """Record an exception that is not a rejection as the implementation's error."""
+    judge.finish(Outcome.ERROR, f"{what} raised an exception that is not a rejection: {raised(got)}\n{got.trace()}")
+
+
+def owned(judge: Any, value: object, shape: Sequence[int], what: str) -> np.ndarray:
+    """A decode result as a plain, owned uint8 array of ``shape``; anything else fails the case.
+
+    Copied at once, so a decoder that reuses one output buffer cannot make two decodes
+    compare equal, and a subclass cannot change how the suite's comparisons behave.
     """
-    optional = reference_config(codec_obj).optional_feature
-    got = attempt(impl.parse, codec_obj)
-    if got.error is not None:
-        judge.finish(Outcome.ERROR, f"parse raised an error on a valid configuration: {got.describe()}\n{got.trace()}")
-    if got.rejection is not None:
-        if optional:
-            judge.cite(optional)
-            judge.finish(Outcome.UNSUPPORTED, f"optional feature rejected when parsing ({optional}): {got.describe()}")
-        judge.require(False, "JPEG-SUB-08" if "subsampling" in codec_obj["configuration"] else "JPEG-ECS-08",
-                      f"a configuration every implementation must support was {got.describe()}")
-    return got.value
+    shape = tuple(int(n) for n in shape)
+    if not isinstance(value, np.ndarray):
+        judge.require(False, "JPEG-DEC-03", f"{what} returned {type(value).__name__}, not an array of shape {shape}")
+    assert isinstance(value, np.ndarray)
+    out = np.array(value, copy=True, subok=False)
+    judge.require(out.dtype == np.uint8, "JPEG-DT-01", f"{what} returned samples of dtype {out.dtype}, not uint8")
+    judge.require(out.shape == shape, "JPEG-DEC-03", f"{what} returned shape {out.shape}, not the chunk shape {shape}")
+    return out
 
 
-def succeed(judge: Any, what: str, func: Callable[..., T], *args: Any) -> T:
-    """Call an adapter method that must succeed here: a rejection fails, any other exception errs."""
+def constant_note(got: np.ndarray, expected: np.ndarray) -> str:
+    """'; the decode is constant (every sample is N)' where that is the bug, else ''."""
+    if got.size and expected.size and got.min() == got.max() and expected.min() != expected.max():
+        return f"; the decode is constant (every sample is {int(got.flat[0])}) where the image is not"
+    return ""
+
+
+class Calls:
+    """Calls to one implementation under one configuration, judged by the capability model.
+
+    ``parse`` parses the (valid) codec object; ``encode`` hands over a copy of the chunk
+    and checks the stream; ``decode`` returns an owned array of the chunk shape. A
+    refusal is 'unsupported' or a fail as :func:`judge_refusal` says, any other
+    exception is an error; either ends the test.
+    """
+
+    def __init__(self, judge: Any, impl: Any, codec: Mapping[str, Any], chunk_shape: Sequence[int] | None = None) -> None:
+        self.judge = judge
+        self.impl = impl
+        self.codec = codec
+        self.config = parse_codec(codec)
+        self.support = support_of(self.config, chunk_shape)
+        self._parsed: object = None
+        self._has_parsed = False
+
+    def parse(self) -> object:
+        """The implementation's parse of the configuration (once; later calls reuse it)."""
+        if not self._has_parsed:
+            got = attempt(self.impl.parse, self.codec)
+            if got.error is not None:
+                judge_error(self.judge, "parse of a valid configuration", got)
+            if got.rejection is not None:
+                judge_refusal(self.judge, self.support, "parse", "parse of a valid configuration", got)
+            self._parsed, self._has_parsed = got.value, True
+        return self._parsed
+
+    def encode(self, chunk: np.ndarray, what: str = "encode") -> bytes:
+        """The stream written for a copy of ``chunk``, checked against what every stream must be."""
+        data = self.write(chunk, what)
+        check_written(self.judge, data, self.config, chunk.shape, what)
+        return data
+
+    def write(self, chunk: np.ndarray, what: str = "encode") -> bytes:
+        """Like :meth:`encode`, without the stream checks (for suites that judge the stream themselves)."""
+        parsed = self.parse()
+        got = attempt(self.impl.encode, parsed, np.array(chunk, copy=True))
+        where = f"{what} of a valid {chunk.dtype}{list(chunk.shape)} chunk"
+        if got.error is not None:
+            judge_error(self.judge, where, got)
+        if got.rejection is not None:
+            judge_refusal(self.judge, self.support, "encode", where, got)
+        data = got.value
+        self.judge.require(isinstance(data, bytes | bytearray | memoryview), "JPEG-FMT-01",
+                           f"{where} returned {type(data).__name__}, not the bytes of a JPEG stream")
+        assert isinstance(data, bytes | bytearray | memoryview)
+        return bytes(data)
+
+    def decode(self, data: bytes, shape: Sequence[int], what: str = "decode") -> np.ndarray:
+        """The implementation's decode of ``data`` into ``shape``, as an owned array."""
+        parsed = self.parse()
+        got = attempt(self.impl.decode, parsed, bytes(data), tuple(int(n) for n in shape))
+        if got.error is not None:
+            judge_error(self.judge, what, got)
+        if got.rejection is not None:
+            judge_refusal(self.judge, self.support, "decode", what, got)
+        return owned(self.judge, got.value, shape, what)
+
+
+def call(judge: Any, what: str, func: Callable[..., T], *args: Any) -> T:
+    """Call an adapter method that must succeed with nothing optional at stake: a rejection fails, any other exception errs."""
     got = attempt(func, *args)
-    if not got.ok:
-        judge.finish(Outcome.ERROR if got.error else Outcome.FAIL, f"{what} {got.describe()}\n{got.trace()}")
+    if got.error is not None:
+        judge_error(judge, what, got)
+    if got.rejection is not None:
+        judge.finish(Outcome.FAIL, f"{what} refused: {raised(got)}")
     return got.result
+
+
+__all__ = ["Calls", "Feature", "Support", "call", "case_params", "constant_note", "judge_error",
+           "judge_refusal", "level_mark", "owned", "raised", "support_of"]

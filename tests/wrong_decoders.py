@@ -113,6 +113,19 @@ class HangsOnGarbage(_DecodeOnly):
         return super().decode(parsed, data, chunk_shape)
 
 
+class SpinsOnGarbage(_DecodeOnly):
+    """Works for seconds (a busy loop holding the GIL now and then) on input that does not start with SOI."""
+
+    name = "wrong-spins"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        if not data.startswith(b"\xff\xd8"):
+            end = time.process_time() + 3.0
+            while time.process_time() < end:
+                pass
+        return super().decode(parsed, data, chunk_shape)
+
+
 class CrashesOnGarbage(_DecodeOnly):
     """Raises IndexError, not a rejection, on input that does not start with SOI."""
 

@@ -1,0 +1,58 @@
+"""The same behaviour gets the same verdict, wherever an adapter refuses an optional feature.
+
+An implementation that cannot write rgb, YCbCr passthrough or other sampling factors
+may refuse them when parsing, or accept them (and decode them) and refuse at encode.
+Either way it breaks no MUST: the suites must give both the same fails and errors (the
+second gets more passes, from the decoding it does). Run over every suite but the
+stores' (which take no implementation), for each base implementation available here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from zarr_jpeg_conformance.adapters import AdapterLoadError, load_adapter
+
+pytest_plugins = ["pytester"]
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+TESTS = Path(__file__).resolve().parent
+#: Base implementations: this project's codec on imagecodecs, and every library adapter that loads here.
+BASES = ["imagecodecs", "simplejpeg", "opencv", "pyvips"]
+
+
+def _available(name: str) -> str:
+    try:
+        load_adapter(name)
+    except AdapterLoadError as exc:
+        pytest.skip(f"{name} is not available here: {exc}")
+    return name
+
+
+def _outcomes(pytester: pytest.Pytester, impl: str) -> dict[str, str]:
+    results = pytester.path / f"{impl.replace(':', '_')}.jsonl"
+    pytester.syspathinsert(TESTS)
+    pytester.runpytest_inprocess(
+        str(SUITES), f"--impl={impl}", "--results", str(results), "--ignore-glob=*test_stores.py",
+        "--import-mode=importlib", "-p", "no:cacheprovider", "-q", "-W", "ignore::UserWarning",
+    )
+    return {r["case"]: r["outcome"] for r in map(json.loads, results.read_text().splitlines())}
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_refusing_at_parse_or_at_encode_gives_the_same_verdict(pytester: pytest.Pytester, base: str) -> None:
+    name = _available(base)
+    parse = _outcomes(pytester, f"capability_wrappers:at_parse__{name}")
+    encode = _outcomes(pytester, f"capability_wrappers:at_encode__{name}")
+    assert parse and encode
+    bad = {"fail", "error", "crash", "timeout"}
+    parse_bad = {c: o for c, o in parse.items() if o in bad}
+    encode_bad = {c: o for c, o in encode.items() if o in bad}
+    assert parse_bad == encode_bad, (
+        f"{name}: refusing at parse gives {sorted(parse_bad.items())}, at encode {sorted(encode_bad.items())}"
+    )
+    # Accepting at parse and refusing at encode leaves the decoding of those features judged.
+    assert sum(o == "pass" for o in encode.values()) > sum(o == "pass" for o in parse.values())
