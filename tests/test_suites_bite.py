@@ -39,7 +39,41 @@ FAULTS = [
     Fault("DecodeFollowsConfig", "test_colorspace.py", "rgb", "fail", "JPEG-DEC-01"),
     Fault("NoJfif", "test_bitstream.py", "gray", "warn", "JPEG-X-06"),
     Fault("RejectsRequired", "test_parse.py", "440", "fail", "JPEG-SUB-08"),
-    Fault("CrashesOnParse", "test_parse.py", "quality", "error", ""),
+    Fault("CrashesOnParse", "test_parse.py", "quality", "error", "KeyError"),
+    # The capability model: a required scheme refused at encode fails, quoting why it is required;
+    # an rgb configuration accepted at parse and then refused at decode breaks JPEG-ECS-11.
+    Fault("RejectsRequiredAtEncode", "test_roundtrip.py", "ycbcr-440", "fail", "Implementations MUST support"),
+    Fault("RgbDecodeRefused", "test_roundtrip.py", "rgb", "fail", "JPEG-ECS-11"),
+    # Every written stream is checked, at every size: faults the bitstream suite's one size misses.
+    Fault("ProgressiveWhenLarge", "test_roundtrip.py", "fidelity and gray", "fail", "JPEG-GEN-01"),
+    Fault("FactorsWhenTiny", "test_roundtrip.py", "shape_roundtrip and ycbcr-420 and 7x13", "fail", "JPEG-SUB-02"),
+    # Copies in, owned arrays out, memory layouts.
+    Fault("HidesLowQuality", "test_roundtrip.py", "fidelity and gray-natural-q90", "fail", "JPEG-ECS-03"),
+    Fault("ReusesOutputBuffer", "test_colorspace.py", "decode_ignores", "fail", "JPEG-DEC-01"),
+    Fault("ReadsMemoryOrder", "test_roundtrip.py", "memory_layout", "fail", "JPEG-ENC-02"),
+    Fault("ReturnsBytes", "test_roundtrip.py", "shape_roundtrip and gray-16x48", "fail", "JPEG-DEC-03"),
+    Fault("EncodeReturnsText", "test_roundtrip.py", "shape_roundtrip and gray-16x48", "fail", "JPEG-FMT-01"),
+    Fault("DecodesZeros", "test_roundtrip.py", "fidelity and ycbcr-444-natural-q90", "fail", "the decode is constant"),
+]
+
+
+@dataclass(frozen=True)
+class Legal:
+    """A legal variant that must get no fail, warn or error on a selection (legal_adapters.py)."""
+
+    adapter: str
+    suite: str
+    select: str
+
+
+LEGAL = [
+    Legal("RestartsAndOptimizedTables", "test_roundtrip.py", "gray"),
+    Legal("RestartsAndOptimizedTables", "test_bitstream.py", "gray"),
+    Legal("RefusesRgbAtEncode", "test_roundtrip.py", "rgb"),
+    Legal("RefusesRgbAtEncode", "test_colorspace.py", "rgb"),
+    Legal("RefusesRgbAtEncode", "test_bitstream.py", "rgb"),
+    Legal("StrictParseCopy", "test_parse.py", "structure or quality"),
+    Legal("StrictParseCopy", "test_chunks.py", "shape"),
 ]
 
 
@@ -61,6 +95,27 @@ def test_wrong_adapter_is_caught(pytester: pytest.Pytester, fault: Fault) -> Non
     hits = [r for r in records if r["outcome"] == fault.outcome and fault.requirement in r["message"]]
     outcomes = sorted({(r["case"], r["outcome"]) for r in records if r["outcome"] != "pass"})
     assert hits, f"{fault.adapter} was not caught with {fault.outcome} citing {fault.requirement!r}; non-pass outcomes: {outcomes}"
+
+
+@pytest.mark.parametrize("legal", LEGAL, ids=lambda v: f"{v.adapter}-{v.suite.removesuffix('.py')}")
+def test_legal_variant_passes(pytester: pytest.Pytester, legal: Legal) -> None:
+    """A choice the spec leaves open (tables, restart markers, where an optional feature is refused) is not a fault."""
+    records = _run(pytester, f"legal_adapters:{legal.adapter}", legal.suite, legal.select)
+    bad = [(r["case"], r["outcome"], r["message"][:300]) for r in records if r["outcome"] in ("fail", "warn", "error")]
+    assert records and not bad, bad
+
+
+def test_an_encoder_that_writes_no_stream_is_not_charged_to_decoders(pytester: pytest.Pytester) -> None:
+    """Cross decoding: an encoder returning text gives its decoders no case, and no decoder an error."""
+    results = pytester.path / "results.jsonl"
+    pytester.syspathinsert(TESTS)
+    pytester.runpytest_inprocess(
+        str(SUITES / "test_cross.py"), "--impl=imagecodecs", "--impl=wrong_adapters:EncodeReturnsText",
+        "--results", str(results), "--import-mode=importlib", "-p", "no:cacheprovider", "-q",
+    )
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    assert records and all(r["outcome"] in ("pass", "unsupported") for r in records), records
+    assert not any("from-wrong-encode-returns-text" in r["case"] for r in records)
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f"{f.adapter}-{f.suite.removesuffix('.py')}")

@@ -205,3 +205,130 @@ class CrashesOnParse(ImagecodecsAdapter):
     def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
         codec["configuration"]["quality"]  # the fault under test
         return super().parse(codec)
+
+
+# ---------------------------------------------------------------- faults the capability model and the invariants catch
+
+
+class RejectsRequiredAtEncode(ImagecodecsAdapter):
+    """Accepts 4:4:0 when parsing, then refuses to write it: a required scheme refused, at encode."""
+
+    name = "wrong-rejects-440-at-encode"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(parsed, JpegConfig) and parsed.encoded_color_space == "ycbcr" and parsed.luma_factors == (1, 2):
+            raise ValueError("writing 4:4:0 is not supported")
+        return super().encode(parsed, chunk)
+
+
+class RgbDecodeRefused(ImagecodecsAdapter):
+    """Accepts rgb when parsing and writes it, then refuses rgb streams when decoding (JPEG-ECS-11)."""
+
+    name = "wrong-rgb-decode-refused"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        if isinstance(parsed, JpegConfig) and parsed.encoded_color_space == "rgb":
+            raise ValueError("rgb streams are not decoded")
+        return super().decode(parsed, data, chunk_shape)
+
+
+class ProgressiveWhenLarge(ImagecodecsAdapter):
+    """Writes baseline for the bitstream suite's 40x72 chunk but progressive (SOF2) for larger grayscale chunks."""
+
+    name = "wrong-progressive-when-large"
+
+    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        if plane.size <= 40 * 72:
+            return super()._encode_gray(plane, quality)
+        return Progressive._encode_gray(self, plane, quality)  # type: ignore[arg-type]
+
+
+class FactorsWhenTiny(ImagecodecsAdapter):
+    """Writes 4:4:4 instead of the configured factors when the chunk is smaller than one MCU."""
+
+    name = "wrong-factors-when-tiny"
+
+    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
+        if image.shape[0] < 8 * luma[1] or image.shape[1] < 8 * luma[0]:
+            luma = (1, 1)
+        return super()._encode_ycbcr(image, quality, luma, ycbcr_input=ycbcr_input)
+
+
+class HidesLowQuality(ImagecodecsAdapter):
+    """Encodes at quality 5 and writes the decode of that stream back into the caller's chunk.
+
+    Judged against the chunk it was handed, it looks perfect; judged against the original
+    (the suite keeps its own copy), its fidelity is that of quality 5.
+    """
+
+    name = "wrong-hides-low-quality"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        assert isinstance(parsed, JpegConfig)
+        low = JpegConfig(5, parsed.encoded_color_space, parsed.decoded_color_space, parsed.subsampling)
+        data = super().encode(low, chunk)
+        if isinstance(chunk, np.ndarray) and chunk.flags.writeable:
+            chunk[...] = super().decode(low, data, chunk.shape)
+        return data
+
+
+class ReusesOutputBuffer(ImagecodecsAdapter):
+    """Decodes by the configuration (quality and factors change the output) into one buffer it hands out every time.
+
+    Two decodes compared as returned are one array: equal whatever they held.
+    """
+
+    name = "wrong-reuses-output-buffer"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._buffers: dict[tuple[int, ...], np.ndarray] = {}
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        out = super().decode(parsed, data, chunk_shape)
+        if isinstance(parsed, JpegConfig) and parsed.quality < 50:
+            out = np.clip(out.astype(np.int16) + 9, 0, 255).astype(np.uint8)  # the configuration leaks into the decode
+        buffer = self._buffers.setdefault(tuple(chunk_shape), np.empty(chunk_shape, np.uint8))
+        buffer[...] = out
+        return buffer
+
+
+class ReadsMemoryOrder(ImagecodecsAdapter):
+    """Reads the chunk's samples in memory order (``ravel(order='K')``), not in C order."""
+
+    name = "wrong-reads-memory-order"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(chunk, np.ndarray) and chunk.ndim >= 2:
+            chunk = np.ascontiguousarray(chunk.ravel(order="K").reshape(chunk.shape))
+        return super().encode(parsed, chunk)
+
+
+class ReturnsBytes(ImagecodecsAdapter):
+    """Returns the decoded samples as bytes, not as an array."""
+
+    name = "wrong-returns-bytes"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        return super().decode(parsed, data, chunk_shape).tobytes()  # type: ignore[return-value]
+
+
+class EncodeReturnsText(ImagecodecsAdapter):
+    """Returns the stream as base64 text, not bytes."""
+
+    name = "wrong-encode-returns-text"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        import base64
+
+        return base64.b64encode(super().encode(parsed, chunk)).decode("ascii")  # type: ignore[return-value]
+
+
+class DecodesZeros(ImagecodecsAdapter):
+    """Returns an all-zero chunk of the right shape for colour streams (a decoder that silently gives up)."""
+
+    name = "wrong-decodes-zeros"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        out = super().decode(parsed, data, chunk_shape)
+        return np.zeros_like(out) if out.ndim == 3 and out.shape[2] == 3 else out

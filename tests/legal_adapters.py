@@ -1,0 +1,52 @@
+"""Legal variants: implementations that make choices the spec leaves open, and must pass.
+
+A suite that fails a correct encoder is as broken as one that passes a wrong one. Each
+adapter here differs from the libjpeg-turbo defaults in a way the spec allows:
+tables, entropy coding options, where an optional feature is refused. The bite tests run
+them over the same selections as the wrong adapters.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from zarr_jpeg_conformance.backends.imagecodecs import ImagecodecsAdapter
+from zarr_jpeg_conformance.core.config import JpegConfig
+
+
+class RestartsAndOptimizedTables(ImagecodecsAdapter):
+    """Writes grayscale with restart markers every MCU row and optimized Huffman tables: still baseline (Pillow)."""
+
+    name = "legal-restarts-optimized"
+
+    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        buf = io.BytesIO()
+        Image.fromarray(plane, "L").save(buf, "JPEG", quality=quality, optimize=True, restart_marker_rows=1)
+        return buf.getvalue()
+
+
+class RefusesRgbAtEncode(ImagecodecsAdapter):
+    """Decodes rgb streams but does not write them: accepts rgb when parsing and refuses at encode."""
+
+    name = "legal-rgb-decode-only"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(parsed, JpegConfig) and parsed.encoded_color_space == "rgb":
+            raise ValueError("this implementation reads rgb streams but does not write them")
+        return super().encode(parsed, chunk)
+
+
+class StrictParseCopy(ImagecodecsAdapter):
+    """Keeps its own deep copy of the configuration (a parse that owns its result)."""
+
+    name = "legal-parse-copy"
+
+    def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
+        import copy
+
+        return super().parse(copy.deepcopy(dict(codec)))
