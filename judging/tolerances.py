@@ -1,96 +1,99 @@
 """Numeric limits of the suites, each with where it comes from.
 
-The spec does not fix how quality maps to quantization tables (JPEG-Q-03), so no
-fidelity number here is normative: they are sanity bounds. Each is set below what every
-correct libjpeg-family encoder measured, and far above what the classic bugs produce
-(transposed axes, swapped channels, a YCbCr transform applied to rgb data or skipped
-for ycbcr data, a quality ignored): those land 10 dB or more below.
+The spec does not fix how quality maps to quantization tables, which component uses which
+table, or how the DCT is computed (JPEG-Q-03), so no fidelity number here is normative:
+they are sanity bounds, set below what every legal encoder measured does and far above
+what the classic bugs produce (transposed axes, swapped channels, a YCbCr transform
+applied to rgb data or skipped for ycbcr data, a quality ignored): those land 10 dB or
+more below.
 """
 
 from __future__ import annotations
 
-#: Margin below the measured PSNR, in dB. What a correct implementation may lose against
-#: the libjpeg-turbo accurate-DCT reference: the fast integer DCT of the legacy TurboJPEG
-#: API costs up to 0.9 dB (backends.md 11.8); decoders without libjpeg's "fancy"
-#: upsampling lose about 1 dB at subsampled chroma (backends.md 4.2); other encoders'
-#: quality-to-table mappings (allowed by JPEG-Q-03) shift results by 1-2 dB.
-MARGIN_DB = 4.0
+#: Margin below the lowest PSNR of the legal encoders, in dB: decoders without libjpeg's
+#: "fancy" upsampling lose about 1 dB at subsampled chroma (backends.md 4.2); 1 dB more
+#: for encoders whose choices none of the measured ones makes.
+MARGIN_DB = 2.0
 
-#: (mode, image kind, quality) -> PSNR floor in dB, for a 64x96 image (images.make_image).
-#: The comment is the PSNR measured on 2026-11-29, identical to 0.01 dB for PyTurboJPEG
-#: 1.8.3 (libjpeg-turbo 2.1.5, accurate DCT), imagecodecs 2026.3.6 (3.1.3) and Pillow
-#: 13.0.0 (3.2.0) wherever they support the mode; the floor is that value minus
-#: MARGIN_DB, rounded down to 0.5 dB. Regenerate with tools that print the same table.
+#: (mode, image kind, quality) -> PSNR floor in dB, for a 64x96 image (corpus.images.make_image).
+#: Measured over the legal encoders of ``tools/legal_encoders.py``, 2026-11-30: libjpeg-turbo
+#: 3.1.3 (imagecodecs 2026.3.6, accurate DCT, IJG tables); its fast integer DCT (PyTurboJPEG
+#: 1.8.3, libjpeg-turbo 2.1.5); IJG tables of quality q-1 for quality q (so quality 100 is
+#: not all ones); for rgb the chroma table on G and B; mozjpeg 5 with trellis quantization
+#: and Annex K or ImageMagick tables (libvips 8.18 from pyvips-binary; gray, 4:4:4 and 4:2:0
+#: only). The comment is the lowest PSNR, the encoder that gave it, how many encoders could
+#: write the mode, and libjpeg-turbo's own; the floor is the lowest minus MARGIN_DB, rounded
+#: down to 0.5 dB. Reprint with ``python -m zarr_jpeg_conformance.tools.floors --python``.
 PSNR_FLOORS: dict[tuple[str, str, int], float] = {
-    ("gray", "natural", 50): 27.0,  # 31.19
-    ("gray", "natural", 90): 33.5,  # 37.81
-    ("gray", "natural", 100): 54.5,  # 58.64
-    ("gray", "gradient", 50): 39.5,  # 43.67
-    ("gray", "gradient", 90): 47.5,  # 51.56
-    ("gray", "gradient", 100): 56.0,  # 60.13
-    ("ycbcr-444", "natural", 50): 26.5,  # 30.51
-    ("ycbcr-444", "natural", 90): 32.0,  # 36.19
-    ("ycbcr-444", "natural", 100): 46.0,  # 50.30
-    ("ycbcr-444", "gradient", 50): 33.0,  # 37.35
-    ("ycbcr-444", "gradient", 90): 40.5,  # 44.92
-    ("ycbcr-444", "gradient", 100): 46.5,  # 50.64
-    ("ycbcr-422", "natural", 50): 26.0,  # 30.39
-    ("ycbcr-422", "natural", 90): 31.5,  # 35.83
-    ("ycbcr-422", "natural", 100): 39.0,  # 43.43
-    ("ycbcr-422", "gradient", 50): 32.0,  # 36.30
-    ("ycbcr-422", "gradient", 90): 38.5,  # 42.62
-    ("ycbcr-422", "gradient", 100): 43.0,  # 47.00
-    ("ycbcr-440", "natural", 50): 26.0,  # 30.34
-    ("ycbcr-440", "natural", 90): 31.5,  # 35.75
-    ("ycbcr-440", "natural", 100): 38.5,  # 42.94
-    ("ycbcr-440", "gradient", 50): 32.0,  # 36.35
-    ("ycbcr-440", "gradient", 90): 38.5,  # 42.94
-    ("ycbcr-440", "gradient", 100): 43.5,  # 47.78
-    ("ycbcr-420", "natural", 50): 26.0,  # 30.29
-    ("ycbcr-420", "natural", 90): 31.5,  # 35.57
-    ("ycbcr-420", "natural", 100): 37.5,  # 41.69
-    ("ycbcr-420", "gradient", 50): 31.0,  # 35.30
-    ("ycbcr-420", "gradient", 90): 37.0,  # 41.41
-    ("ycbcr-420", "gradient", 100): 42.0,  # 46.17
-    ("rgb", "natural", 50): 27.0,  # 31.06
-    ("rgb", "natural", 90): 33.5,  # 37.76
-    ("rgb", "natural", 100): 54.0,  # 58.44
-    ("rgb", "gradient", 50): 39.0,  # 43.20
-    ("rgb", "gradient", 90): 47.0,  # 51.04
-    ("rgb", "gradient", 100): 55.5,  # 59.89
-    ("rgb", "fluorescence", 50): 37.5,  # 41.75
-    ("rgb", "fluorescence", 90): 45.5,  # 49.52
-    ("rgb", "fluorescence", 100): 55.5,  # 59.83
-    ("passthrough-444", "natural", 50): 24.5,  # 28.70
-    ("passthrough-444", "natural", 90): 31.5,  # 35.62
-    ("passthrough-444", "natural", 100): 54.0,  # 58.44
-    ("passthrough-444", "gradient", 50): 35.0,  # 39.39
-    ("passthrough-444", "gradient", 90): 42.5,  # 46.90
-    ("passthrough-444", "gradient", 100): 55.5,  # 59.89
-    ("passthrough-420", "natural", 50): 21.5,  # 25.89
-    ("passthrough-420", "natural", 90): 24.5,  # 28.64
-    ("passthrough-420", "natural", 100): 25.0,  # 29.21
-    ("passthrough-420", "gradient", 50): 33.0,  # 37.26
-    ("passthrough-420", "gradient", 90): 39.0,  # 43.49
-    ("passthrough-420", "gradient", 100): 43.5,  # 47.69
-    ("ycbcr-411", "natural", 50): 26.0,  # 30.20
-    ("ycbcr-411", "natural", 90): 31.0,  # 35.25
-    ("ycbcr-411", "natural", 100): 36.5,  # 40.96
-    ("ycbcr-411", "gradient", 50): 23.5,  # 27.85
-    ("ycbcr-411", "gradient", 90): 24.5,  # 28.98
-    ("ycbcr-411", "gradient", 100): 25.0,  # 29.26
-    ("ycbcr-42", "natural", 50): 26.0,  # 30.07
-    ("ycbcr-42", "natural", 90): 30.5,  # 34.95
-    ("ycbcr-42", "natural", 100): 36.0,  # 40.22
-    ("ycbcr-42", "gradient", 50): 23.0,  # 27.32
-    ("ycbcr-42", "gradient", 90): 24.5,  # 28.55
-    ("ycbcr-42", "gradient", 100): 24.5,  # 28.88
-    ("ycbcr-44", "natural", 50): 25.5,  # 29.93
-    ("ycbcr-44", "natural", 90): 30.5,  # 34.62
-    ("ycbcr-44", "natural", 100): 35.0,  # 39.02
-    ("ycbcr-44", "gradient", 50): 21.5,  # 25.84
-    ("ycbcr-44", "gradient", 90): 23.0,  # 27.26
-    ("ycbcr-44", "gradient", 100): 23.5,  # 27.66
+    ("gray", "natural", 50): 28.0,  # 30.07: mozjpeg trellis, ImageMagick tables (lowest of 5; libjpeg-turbo 31.19)
+    ("gray", "natural", 90): 33.5,  # 35.72: mozjpeg trellis, ImageMagick tables (lowest of 5; libjpeg-turbo 37.81)
+    ("gray", "natural", 100): 52.0,  # 54.44: tables of quality q-1 (lowest of 5; libjpeg-turbo 58.64)
+    ("gray", "gradient", 50): 40.5,  # 42.66: mozjpeg trellis, ImageMagick tables (lowest of 5; libjpeg-turbo 43.67)
+    ("gray", "gradient", 90): 48.0,  # 50.00: mozjpeg trellis, ImageMagick tables (lowest of 5; libjpeg-turbo 51.56)
+    ("gray", "gradient", 100): 57.0,  # 59.12: mozjpeg trellis, Annex K tables (lowest of 5; libjpeg-turbo 60.13)
+    ("ycbcr-444", "natural", 50): 27.5,  # 29.55: mozjpeg trellis, ImageMagick tables (lowest of 5; libjpeg-turbo 30.51)
+    ("ycbcr-444", "natural", 90): 32.5,  # 34.81: mozjpeg trellis, ImageMagick tables (lowest of 5; libjpeg-turbo 36.19)
+    ("ycbcr-444", "natural", 100): 45.0,  # 47.06: tables of quality q-1 (lowest of 5; libjpeg-turbo 50.30)
+    ("ycbcr-444", "gradient", 50): 35.0,  # 37.24: mozjpeg trellis, Annex K tables (lowest of 5; libjpeg-turbo 37.35)
+    ("ycbcr-444", "gradient", 90): 42.5,  # 44.55: fast integer DCT (lowest of 5; libjpeg-turbo 44.92)
+    ("ycbcr-444", "gradient", 100): 48.0,  # 50.44: tables of quality q-1 (lowest of 5; libjpeg-turbo 50.64)
+    ("ycbcr-422", "natural", 50): 28.0,  # 30.33: tables of quality q-1 (lowest of 3; libjpeg-turbo 30.39)
+    ("ycbcr-422", "natural", 90): 33.0,  # 35.38: tables of quality q-1 (lowest of 3; libjpeg-turbo 35.83)
+    ("ycbcr-422", "natural", 100): 40.5,  # 42.77: tables of quality q-1 (lowest of 3; libjpeg-turbo 43.43)
+    ("ycbcr-422", "gradient", 50): 34.0,  # 36.22: tables of quality q-1 (lowest of 3; libjpeg-turbo 36.30)
+    ("ycbcr-422", "gradient", 90): 40.0,  # 42.20: tables of quality q-1 (lowest of 3; libjpeg-turbo 42.62)
+    ("ycbcr-422", "gradient", 100): 44.5,  # 46.59: tables of quality q-1 (lowest of 3; libjpeg-turbo 47.00)
+    ("ycbcr-440", "natural", 50): 28.0,  # 30.32: tables of quality q-1 (lowest of 3; libjpeg-turbo 30.34)
+    ("ycbcr-440", "natural", 90): 33.0,  # 35.32: tables of quality q-1 (lowest of 3; libjpeg-turbo 35.75)
+    ("ycbcr-440", "natural", 100): 40.0,  # 42.39: tables of quality q-1 (lowest of 3; libjpeg-turbo 42.94)
+    ("ycbcr-440", "gradient", 50): 34.0,  # 36.29: fast integer DCT (lowest of 3; libjpeg-turbo 36.35)
+    ("ycbcr-440", "gradient", 90): 40.5,  # 42.60: tables of quality q-1 (lowest of 3; libjpeg-turbo 42.94)
+    ("ycbcr-440", "gradient", 100): 45.5,  # 47.56: tables of quality q-1 (lowest of 3; libjpeg-turbo 47.78)
+    ("ycbcr-420", "natural", 50): 27.0,  # 29.36: mozjpeg trellis, ImageMagick tables (lowest of 5; libjpeg-turbo 30.29)
+    ("ycbcr-420", "natural", 90): 32.0,  # 34.31: mozjpeg trellis, ImageMagick tables (lowest of 5; libjpeg-turbo 35.57)
+    ("ycbcr-420", "natural", 100): 39.0,  # 41.44: tables of quality q-1 (lowest of 5; libjpeg-turbo 41.69)
+    ("ycbcr-420", "gradient", 50): 32.5,  # 34.90: mozjpeg trellis, Annex K tables (lowest of 5; libjpeg-turbo 35.30)
+    ("ycbcr-420", "gradient", 90): 39.0,  # 41.12: mozjpeg trellis, Annex K tables (lowest of 5; libjpeg-turbo 41.41)
+    ("ycbcr-420", "gradient", 100): 44.0,  # 46.13: tables of quality q-1 (lowest of 5; libjpeg-turbo 46.17)
+    ("rgb", "natural", 50): 26.5,  # 28.65: tables of quality q-1 (lowest of 3; libjpeg-turbo 31.06)
+    ("rgb", "natural", 90): 33.0,  # 35.05: tables of quality q-1 (lowest of 3; libjpeg-turbo 37.76)
+    ("rgb", "natural", 100): 51.0,  # 53.05: tables of quality q-1 (lowest of 3; libjpeg-turbo 58.44)
+    ("rgb", "gradient", 50): 37.0,  # 39.33: tables of quality q-1 (lowest of 3; libjpeg-turbo 43.20)
+    ("rgb", "gradient", 90): 44.5,  # 46.61: tables of quality q-1 (lowest of 3; libjpeg-turbo 51.04)
+    ("rgb", "gradient", 100): 54.5,  # 56.82: tables of quality q-1 (lowest of 3; libjpeg-turbo 59.89)
+    ("rgb", "fluorescence", 50): 36.0,  # 38.29: tables of quality q-1 (lowest of 3; libjpeg-turbo 41.75)
+    ("rgb", "fluorescence", 90): 42.5,  # 44.68: tables of quality q-1 (lowest of 3; libjpeg-turbo 49.52)
+    ("rgb", "fluorescence", 100): 54.0,  # 56.37: tables of quality q-1 (lowest of 3; libjpeg-turbo 59.83)
+    ("passthrough-444", "natural", 50): 26.5,  # 28.65: tables of quality q-1 (lowest of 2; libjpeg-turbo 28.70)
+    ("passthrough-444", "natural", 90): 33.0,  # 35.05: tables of quality q-1 (lowest of 2; libjpeg-turbo 35.62)
+    ("passthrough-444", "natural", 100): 51.0,  # 53.05: tables of quality q-1 (lowest of 2; libjpeg-turbo 58.44)
+    ("passthrough-444", "gradient", 50): 37.0,  # 39.33: tables of quality q-1 (lowest of 2; libjpeg-turbo 39.39)
+    ("passthrough-444", "gradient", 90): 44.5,  # 46.61: tables of quality q-1 (lowest of 2; libjpeg-turbo 46.90)
+    ("passthrough-444", "gradient", 100): 54.5,  # 56.82: tables of quality q-1 (lowest of 2; libjpeg-turbo 59.89)
+    ("passthrough-420", "natural", 50): 23.5,  # 25.83: tables of quality q-1 (lowest of 2; libjpeg-turbo 25.89)
+    ("passthrough-420", "natural", 90): 26.5,  # 28.59: tables of quality q-1 (lowest of 2; libjpeg-turbo 28.64)
+    ("passthrough-420", "natural", 100): 27.0,  # 29.21: tables of quality q-1 (lowest of 2; libjpeg-turbo 29.21)
+    ("passthrough-420", "gradient", 50): 35.0,  # 37.19: tables of quality q-1 (lowest of 2; libjpeg-turbo 37.26)
+    ("passthrough-420", "gradient", 90): 41.0,  # 43.12: tables of quality q-1 (lowest of 2; libjpeg-turbo 43.49)
+    ("passthrough-420", "gradient", 100): 45.5,  # 47.52: tables of quality q-1 (lowest of 2; libjpeg-turbo 47.69)
+    ("ycbcr-411", "natural", 50): 28.0,  # 30.18: tables of quality q-1 (lowest of 2; libjpeg-turbo 30.20)
+    ("ycbcr-411", "natural", 90): 32.5,  # 34.88: tables of quality q-1 (lowest of 2; libjpeg-turbo 35.25)
+    ("ycbcr-411", "natural", 100): 38.0,  # 40.48: tables of quality q-1 (lowest of 2; libjpeg-turbo 40.96)
+    ("ycbcr-411", "gradient", 50): 25.5,  # 27.84: tables of quality q-1 (lowest of 2; libjpeg-turbo 27.85)
+    ("ycbcr-411", "gradient", 90): 26.5,  # 28.94: tables of quality q-1 (lowest of 2; libjpeg-turbo 28.98)
+    ("ycbcr-411", "gradient", 100): 27.0,  # 29.25: tables of quality q-1 (lowest of 2; libjpeg-turbo 29.26)
+    ("ycbcr-42", "natural", 50): 28.0,  # 30.05: tables of quality q-1 (lowest of 2; libjpeg-turbo 30.27)
+    ("ycbcr-42", "natural", 90): 32.5,  # 34.61: tables of quality q-1 (lowest of 2; libjpeg-turbo 35.37)
+    ("ycbcr-42", "natural", 100): 37.5,  # 39.81: tables of quality q-1 (lowest of 2; libjpeg-turbo 40.22)
+    ("ycbcr-42", "gradient", 50): 25.0,  # 27.30: tables of quality q-1 (lowest of 2; libjpeg-turbo 28.29)
+    ("ycbcr-42", "gradient", 90): 26.0,  # 28.50: tables of quality q-1 (lowest of 2; libjpeg-turbo 28.78)
+    ("ycbcr-42", "gradient", 100): 26.5,  # 28.88: tables of quality q-1 (lowest of 2; libjpeg-turbo 28.88)
+    ("ycbcr-44", "natural", 50): 27.5,  # 29.91: tables of quality q-1 (lowest of 2; libjpeg-turbo 30.10)
+    ("ycbcr-44", "natural", 90): 32.0,  # 34.28: tables of quality q-1 (lowest of 2; libjpeg-turbo 34.93)
+    ("ycbcr-44", "natural", 100): 36.5,  # 38.74: tables of quality q-1 (lowest of 2; libjpeg-turbo 39.02)
+    ("ycbcr-44", "gradient", 50): 23.5,  # 25.85: tables of quality q-1 (lowest of 2; libjpeg-turbo 27.06)
+    ("ycbcr-44", "gradient", 90): 25.0,  # 27.22: tables of quality q-1 (lowest of 2; libjpeg-turbo 27.54)
+    ("ycbcr-44", "gradient", 100): 25.5,  # 27.65: tables of quality q-1 (lowest of 2; libjpeg-turbo 27.66)
 }
 
 #: Round trip of the "axes" image (smooth, different along each axis and per channel) at

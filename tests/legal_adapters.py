@@ -50,3 +50,48 @@ class StrictParseCopy(ImagecodecsAdapter):
         import copy
 
         return super().parse(copy.deepcopy(dict(codec)))
+
+
+class LegalEncoder(ImagecodecsAdapter):
+    """An encoder of ``tools.legal_encoders`` (decoding with libjpeg-turbo); where it cannot write a mode, libjpeg-turbo writes it."""
+
+    encoder = ""
+
+    def __init__(self) -> None:
+        from zarr_jpeg_conformance.core.config import parse_codec
+        from zarr_jpeg_conformance.tools.legal_encoders import ENCODERS
+
+        super().__init__()
+        self.name = f"legal-{self.encoder.replace(' ', '-').replace(',', '').lower()}"
+        probe = parse_codec({"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "rgb"}})
+        for config in (probe, parse_codec({"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale"}})):
+            try:
+                ENCODERS[self.encoder](config, np.zeros((8, 8, 3), np.uint8))
+                return
+            except LookupError:
+                continue
+            except ImportError as exc:
+                raise RuntimeError(f"the legal encoder {self.encoder!r} cannot run here: {exc}") from exc
+        raise RuntimeError(f"the legal encoder {self.encoder!r} cannot run here")
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        from zarr_jpeg_conformance.core.chunk import check_chunk
+        from zarr_jpeg_conformance.tools.legal_encoders import ENCODERS
+
+        assert isinstance(parsed, JpegConfig)
+        image = check_chunk(parsed, chunk)
+        try:
+            return ENCODERS[self.encoder](parsed, image)
+        except (LookupError, ImportError):
+            return super().encode(parsed, chunk)
+
+
+def _legal(encoder: str) -> type[LegalEncoder]:
+    return type(f"Legal{len(encoder)}", (LegalEncoder,), {"encoder": encoder})
+
+
+FastIntegerDct = _legal("fast integer DCT")
+TablesOfQualityMinusOne = _legal("tables of quality q-1")
+ChromaTableOnGAndB = _legal("chroma table on G and B")
+MozjpegAnnexK = _legal("mozjpeg trellis, Annex K tables")
+MozjpegImageMagick = _legal("mozjpeg trellis, ImageMagick tables")
