@@ -8,16 +8,29 @@ of the spec's "Supported chunk shapes" table on encode, and, on decode, that the
 library returned fits the chunk. Nothing here looks inside a JPEG stream: no marker
 inspection, no pre-decode checks, no color conversion. What a library does with streams
 and pixels stays its own, so its row in the matrix shows that library.
+
+:class:`LibraryAdapter` says once what follows from what a library can write (its
+chroma schemes, no ``rgb``, no YCbCr output): sampling factors it cannot write are
+refused when parsing if optional (JPEG-X-04) and at encode if required, because the
+library still decodes them; ``rgb`` is refused at encode, because libjpeg-based decoders
+read it (APP14); YCbCr passthrough is refused when parsing, because none returns stored
+YCbCr samples.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 import numpy as np
 
-from ..core.config import JpegConfig
+from ..core.config import JpegConfig, parse_codec
 
 #: The largest height or width the spec allows (JPEG-DIM-02: a 16-bit field of the frame header).
 MAX_DIMENSION = 65535
+Factor = tuple[int, int]
+#: J:a:b names of the luma factors (chroma [1, 1]) that libraries offer.
+SCHEME_NAMES: dict[Factor, str] = {(1, 1): "4:4:4", (2, 1): "4:2:2", (1, 2): "4:4:0", (2, 2): "4:2:0", (4, 1): "4:1:1"}
 
 
 class LibraryRefusal(ValueError):
@@ -104,4 +117,63 @@ def to_chunk(pixels: np.ndarray, config: JpegConfig, chunk_shape: tuple[int, ...
     return np.ascontiguousarray(pixels).reshape(tuple(int(n) for n in chunk_shape))
 
 
-__all__ = ["MAX_DIMENSION", "LibraryRefusal", "chunk_components", "chunk_image", "config_of", "fit_check", "to_chunk"]
+class LibraryAdapter:
+    """What a library adapter says about its library; subclasses call the library in ``_encode`` and ``_decode``."""
+
+    name: ClassVar[str]
+    kind = "library"
+    language = "Python"
+    roles = frozenset({"encode", "decode"})
+    #: Luma factors (chroma [1, 1]) the library writes -> the library's option that writes them.
+    schemes: ClassVar[Mapping[Factor, object]]
+    #: Where the library's scheme option lives, for messages ("encode_jpeg's colorsubsampling").
+    scheme_option: ClassVar[str]
+    #: Why the library cannot write rgb, and why it cannot return YCbCr samples.
+    no_rgb: ClassVar[str]
+    no_ycbcr_output: ClassVar[str]
+
+    def versions(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
+        config = parse_codec(codec)
+        if config.decoded_color_space == "ycbcr":
+            raise LibraryRefusal("JPEG-DCS-05", f"{self.name} cannot return YCbCr samples: {self.no_ycbcr_output}")
+        if config.encoded_color_space == "ycbcr" and not config.is_required_scheme and config.luma_factors not in self.schemes:
+            raise LibraryRefusal("JPEG-X-04", f"{self.name} cannot write sampling factors {self._offers(config)}")
+        return config
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        config = config_of(parsed, self.name)
+        image = chunk_image(config, chunk, self.name)
+        if config.encoded_color_space == "rgb":
+            raise LibraryRefusal("JPEG-ECS-09", f"{self.name} cannot write rgb: {self.no_rgb}")
+        if config.encoded_color_space == "ycbcr" and config.luma_factors not in self.schemes:
+            raise LibraryRefusal(
+                "JPEG-SUB-08",
+                f"{self.name} cannot write {SCHEME_NAMES[config.luma_factors]}, which the spec requires, "
+                f"sampling factors {self._offers(config)}",
+            )
+        return self._encode(config, image)
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        config = config_of(parsed, self.name)
+        shape = tuple(int(n) for n in chunk_shape)
+        chunk_components(config, shape, self.name)
+        return self._decode(config, bytes(data), shape)
+
+    def _offers(self, config: JpegConfig) -> str:
+        offered = ", ".join(SCHEME_NAMES[f] for f in self.schemes)
+        return f"{[list(f) for f in config.subsampling]}: {self.scheme_option} offers {offered} only"
+
+    def _encode(self, config: JpegConfig, image: np.ndarray) -> bytes:
+        """Encode an (H, W, C) image the chunk rules accepted, with a scheme the library writes."""
+        raise NotImplementedError
+
+    def _decode(self, config: JpegConfig, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        """Decode a stream into a chunk of ``chunk_shape``, whose shape the chunk rules accepted."""
+        raise NotImplementedError
+
+
+__all__ = ["MAX_DIMENSION", "SCHEME_NAMES", "Factor", "LibraryAdapter", "LibraryRefusal", "chunk_components", "chunk_image",
+           "config_of", "fit_check", "to_chunk"]
