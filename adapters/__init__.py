@@ -27,6 +27,16 @@ BUILTINS: dict[str, str] = {
     "zarr": "zarr_jpeg_conformance.adapters.zarr:ZarrAdapter",
 }
 
+#: JPEG libraries called the way a codec author would (kind "library"): name -> "module:attribute".
+#: Loadable by name and part of the report's matrix, but not run by a plain ``pytest``
+#: without ``--impl``: the built-ins are this project's codecs and must pass, while a
+#: library is expected to miss some MUSTs, which the matrix shows.
+LIBRARIES: dict[str, str] = {
+    "simplejpeg": "zarr_jpeg_conformance.adapters.simplejpeg:SimplejpegAdapter",
+    "opencv": "zarr_jpeg_conformance.adapters.opencv:OpenCVAdapter",
+    "pyvips": "zarr_jpeg_conformance.adapters.pyvips:PyvipsAdapter",
+}
+
 
 @runtime_checkable
 class Adapter(Protocol):
@@ -68,7 +78,8 @@ def _resolve_target(target: str) -> object:
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except (ImportError, OSError) as exc:
+        # OSError: a binding that loads its native library on import (pyvips without libvips).
         raise AdapterLoadError(f"cannot import {module_name!r}: {exc}") from exc
     obj: object = module
     for part in attr.split("."):
@@ -96,7 +107,7 @@ def _instantiate(obj: object, spec: str) -> Adapter:
 
 
 def load_adapter(spec: str) -> Adapter:
-    """Resolve ``exec:COMMAND``, a built-in name, an entry-point name, or ``module:attr`` to an adapter.
+    """Resolve ``exec:COMMAND``, a built-in or library name, an entry-point name, or ``module:attr`` to an adapter.
 
     ``module:attr`` may name an Adapter instance, or a class / callable returning one.
     Raises :class:`AdapterLoadError` with the reason when it cannot.
@@ -106,8 +117,8 @@ def load_adapter(spec: str) -> Adapter:
         from .remote import ExecAdapter
 
         return _instantiate(lambda: ExecAdapter(spec.removeprefix("exec:")), spec)
-    if spec in BUILTINS:
-        return _instantiate(_resolve_target(BUILTINS[spec]), spec)
+    if spec in BUILTINS or spec in LIBRARIES:
+        return _instantiate(_resolve_target(BUILTINS.get(spec) or LIBRARIES[spec]), spec)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == spec:
             try:
@@ -117,14 +128,13 @@ def load_adapter(spec: str) -> Adapter:
             return _instantiate(loaded, spec)
     if ":" in spec:
         return _instantiate(_resolve_target(spec), spec)
-    known = sorted(set(BUILTINS) | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+    known = sorted(set(BUILTINS) | set(LIBRARIES) | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
     raise AdapterLoadError(f"unknown adapter {spec!r}: use one of {', '.join(known)}, or 'module:attr'")
 
 
-def available_builtins() -> dict[str, Adapter | AdapterLoadError]:
-    """Every built-in adapter, loaded, or the reason it cannot load."""
+def _available(names: list[str]) -> dict[str, Adapter | AdapterLoadError]:
     result: dict[str, Adapter | AdapterLoadError] = {}
-    for name in BUILTINS:
+    for name in names:
         try:
             result[name] = load_adapter(name)
         except AdapterLoadError as exc:
@@ -132,5 +142,15 @@ def available_builtins() -> dict[str, Adapter | AdapterLoadError]:
     return result
 
 
-__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "KINDS", "ROLES", "Adapter", "AdapterLoadError", "available_builtins", "kind_of",
-           "language_of", "load_adapter"]
+def available_builtins() -> dict[str, Adapter | AdapterLoadError]:
+    """Every built-in adapter, loaded, or the reason it cannot load."""
+    return _available(list(BUILTINS))
+
+
+def available_libraries() -> dict[str, Adapter | AdapterLoadError]:
+    """Every library adapter, loaded, or the reason it cannot load (its package is missing)."""
+    return _available(list(LIBRARIES))
+
+
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "KINDS", "LIBRARIES", "ROLES", "Adapter", "AdapterLoadError", "available_builtins",
+           "available_libraries", "kind_of", "language_of", "load_adapter"]
