@@ -80,11 +80,14 @@ NPM = Toolchain("npm", (9,), ("--version",), "install npm (Debian: apt-get insta
 #: The exec: client runs a harness under an address-space limit (--harness-memory, 2 GiB by
 #: default), and a JVM's defaults reserve more than that up front (a quarter of the machine's
 #: memory for the heap, 1 GiB of compressed class space, 240 MiB of code cache), so a plain
-#: ``java`` dies before it starts. These bound each reservation with room for chunks of tens
-#: of MB; the serial collector starts no GC threads (the harness is single-threaded), and
-#: VM errors go to stderr, never onto the protocol's stdout.
+#: ``java`` dies before it starts. These bound each reservation, with room for chunks of tens
+#: of MB: about 940 MiB of address space in all (it starts under 1024 MiB, not under 900).
+#: The serial collector starts no GC threads (the harness is single-threaded). HotSpot writes
+#: its own messages to stdout, the protocol's channel: initialization errors go to stderr with
+#: DisplayVMOutputToStderr, crash reports with ErrorFileToStderr (no hs_err files in the
+#: session's directory); only the '#' header of a fatal error still goes to stdout.
 JVM_FLAGS = (
-    "-XX:+DisplayVMOutputToStderr",
+    "-XX:+DisplayVMOutputToStderr", "-XX:+ErrorFileToStderr",
     "-Xms16m", "-Xmx512m",
     "-XX:CompressedClassSpaceSize=64m", "-XX:MaxMetaspaceSize=128m", "-XX:ReservedCodeCacheSize=48m",
     "-XX:+UseSerialGC", "-XX:-UsePerfData",

@@ -13,6 +13,8 @@ import java.awt.image.WritableRaster;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -61,7 +63,29 @@ abstract class ImageIoJpeg implements JpegLibrary {
         Map<String, String> versions = new LinkedHashMap<>();
         versions.put("java", System.getProperty("java.runtime.version"));
         versions.put("java.vendor", System.getProperty("java.vendor"));
+        versions.put("libjpeg", nativeLibjpeg());
         return versions;
+    }
+
+    /**
+     * The libjpeg under the JDK's plugin (both plugins decode through it). JDK builds differ:
+     * Debian's links the system libjpeg-turbo (libjpeg.so.62), others bundle IJG libjpeg 6b
+     * inside libjavajpeg. Read from the libraries the process has mapped, once a reader has
+     * loaded the native code.
+     */
+    private String nativeLibjpeg() {
+        reader().dispose();
+        try {
+            for (String line : Files.readAllLines(Paths.get("/proc/self/maps"))) {
+                int at = line.indexOf('/');
+                if (at >= 0 && line.substring(at).matches(".*/libjpeg\\.so[.0-9]*")) {
+                    return Paths.get(line.substring(at)).toRealPath().getFileName() + " (linked by libjavajpeg)";
+                }
+            }
+        } catch (IOException | SecurityException unreadable) {
+            return "unknown (no /proc/self/maps)";
+        }
+        return "bundled in libjavajpeg (IJG 6b)";
     }
 
     private boolean ours(Object readerOrWriter) {
@@ -169,13 +193,6 @@ abstract class ImageIoJpeg implements JpegLibrary {
             // pixel buffer is allocated for it.
             int streamWidth = reader.getWidth(0);
             int streamHeight = reader.getHeight(0);
-            Node chroma = standardNode(reader.getImageMetadata(0), "Chroma");
-            int channels = Integer.parseInt(attribute(chroma, "NumChannels", "value", "0"));
-            String stored = attribute(chroma, "ColorSpaceType", "name", "unknown");
-            if (channels != components) {
-                throw new Rejection("JPEG-DIM-03", "the stream has " + channels + " component(s) (" + stored + "), the chunk "
-                        + components, "StreamError");
-            }
             if ((long) streamHeight * streamWidth != (long) height * width) {
                 throw new Rejection("JPEG-DIM-03", "the stream is " + streamHeight + "x" + streamWidth + " (HxW), the chunk needs "
                         + height + "x" + width, "StreamError");
@@ -186,7 +203,9 @@ abstract class ImageIoJpeg implements JpegLibrary {
             }
             Raster raster;
             if (config.decoded().equals("ycbcr")) {
-                // readRaster returns the samples as stored, with no color conversion.
+                // readRaster returns the samples as stored, with no color conversion: right
+                // only for a stream that stores YCbCr, which the plugin's metadata tells.
+                String stored = storedColorSpace(reader.getImageMetadata(0));
                 if (!stored.equals("YCbCr")) {
                     throw new Rejection("JPEG-ECS-12", "the stream stores " + stored + ": " + name()
                             + " returns stored samples unconverted and cannot give YCbCr from it", "StreamError");
@@ -195,40 +214,37 @@ abstract class ImageIoJpeg implements JpegLibrary {
             } else {
                 raster = reader.read(0).getRaster();
             }
-            return samples(raster, components);
+            if (raster.getNumBands() != components) {
+                throw new Rejection("JPEG-DIM-03", name() + " decoded " + raster.getNumBands() + " component(s), the chunk has "
+                        + components, "StreamError");
+            }
+            return samples(raster);
         } finally {
             reader.dispose();
         }
     }
 
-    private static Node standardNode(IIOMetadata metadata, String name) throws IIOException {
+    /** The stored color space ("YCbCr", "RGB", "GRAY", ...) by the plugin's standard metadata. */
+    private static String storedColorSpace(IIOMetadata metadata) throws IIOException {
         if (metadata == null || !metadata.isStandardMetadataFormatSupported()) {
             throw new IIOException("the reader gives no standard metadata for the stream");
         }
         Node root = metadata.getAsTree(IIOMetadataFormatImpl.standardMetadataFormatName);
-        for (Node node = root.getFirstChild(); node != null; node = node.getNextSibling()) {
-            if (node.getNodeName().equals(name)) {
-                return node;
+        for (Node chroma = root.getFirstChild(); chroma != null; chroma = chroma.getNextSibling()) {
+            if (!chroma.getNodeName().equals("Chroma")) {
+                continue;
+            }
+            for (Node node = chroma.getFirstChild(); node != null; node = node.getNextSibling()) {
+                if (node.getNodeName().equals("ColorSpaceType")) {
+                    return node.getAttributes().getNamedItem("name").getNodeValue();
+                }
             }
         }
-        throw new IIOException("the reader's metadata has no " + name + " node");
-    }
-
-    private static String attribute(Node parent, String child, String attribute, String otherwise) {
-        for (Node node = parent.getFirstChild(); node != null; node = node.getNextSibling()) {
-            if (node.getNodeName().equals(child)) {
-                Node value = node.getAttributes().getNamedItem(attribute);
-                return value == null ? otherwise : value.getNodeValue();
-            }
-        }
-        return otherwise;
+        throw new IIOException("the reader's metadata names no color space");
     }
 
     /** The raster's samples, pixel-interleaved in band order, as uint8. */
-    private byte[] samples(Raster raster, int components) throws Rejection {
-        if (raster.getNumBands() != components) {
-            throw new IllegalStateException(name() + " returned " + raster.getNumBands() + " bands for a " + components + "-component stream");
-        }
+    private byte[] samples(Raster raster) throws Rejection {
         for (int size : raster.getSampleModel().getSampleSize()) {
             if (size != 8) {
                 throw new Rejection("JPEG-X-10", name() + " decoded " + size + "-bit samples: the chunk holds uint8", "StreamError");
