@@ -77,6 +77,32 @@ class Toolchain:
 
 NODE = Toolchain("node", (20, 19), ("--version",), "install Node.js >= 20.19 (Debian: apt-get install nodejs npm)")
 NPM = Toolchain("npm", (9,), ("--version",), "install npm (Debian: apt-get install npm)")
+#: The exec: client runs a harness under an address-space limit (--harness-memory, 2 GiB by
+#: default), and a JVM's defaults reserve more than that up front (a quarter of the machine's
+#: memory for the heap, 1 GiB of compressed class space, 240 MiB of code cache), so a plain
+#: ``java`` dies before it starts. These bound each reservation, with room for chunks of tens
+#: of MB: about 940 MiB of address space in all (it starts under 1024 MiB, not under 900).
+#: The serial collector starts no GC threads (the harness is single-threaded). HotSpot writes
+#: its own messages to stdout, the protocol's channel: initialization errors go to stderr with
+#: DisplayVMOutputToStderr, crash reports with ErrorFileToStderr (no hs_err files in the
+#: session's directory); only the '#' header of a fatal error still goes to stdout.
+JVM_FLAGS = (
+    "-XX:+DisplayVMOutputToStderr", "-XX:+ErrorFileToStderr",
+    "-Xms16m", "-Xmx512m",
+    "-XX:CompressedClassSpaceSize=64m", "-XX:MaxMetaspaceSize=128m", "-XX:ReservedCodeCacheSize=48m",
+    "-XX:+UseSerialGC", "-XX:-UsePerfData",
+)
+#: glibc gives each thread that allocates its own 64 MiB malloc arena, up to 8 per core: in a
+#: JVM's dozen threads that is most of the address space. Two are plenty for one worker thread.
+JVM_ENVIRONMENT = (("MALLOC_ARENA_MAX", "2"),)
+# The version check runs under the same limit as the harness (python -m ...harnesses NAME).
+JAVA = Toolchain("java", (17,), (*JVM_FLAGS, "-version"), "install a Java runtime >= 17 (Debian: apt-get install openjdk-17-jre-headless)",
+                 version_after='version "')
+JAVAC = Toolchain("javac", (17,), ("-version",), "install a JDK >= 17 (Debian: apt-get install openjdk-17-jdk-headless)",
+                  version_after="javac ")
+MAVEN = Toolchain("mvn", (3, 6, 3), ("-B", "-v"), "install Maven >= 3.6.3 (Debian: apt-get install maven)",
+                  version_after="Apache Maven ")
+GO = Toolchain("go", (1, 19), ("version",), "install Go >= 1.19 (Debian: apt-get install golang-go)", version_after="go version go")
 
 
 @dataclass(frozen=True)
@@ -124,6 +150,9 @@ class Harness:
     argv: Callable[[Path], list[str]]
     #: The toolchain that runs it (None: the build produced a native executable).
     runtime: Toolchain | None = None
+    #: Environment variables it needs, set through ``env`` in the command (so that the
+    #: command printed by ``harnesses command NAME`` runs it the same way).
+    environment: tuple[tuple[str, str], ...] = ()
 
     def command(self) -> list[str]:
         """The argument list that runs it; Unavailable if it cannot run here."""
@@ -132,6 +161,11 @@ class Harness:
         if self.runtime is not None:
             argv[0] = self.runtime.executable()
         build.check_built()
+        if self.environment:
+            env = shutil.which("env")
+            if env is None:
+                raise Unavailable(f"{self.name} needs env (POSIX) to set {', '.join(k for k, _ in self.environment)}")
+            argv = [env, *(f"{key}={value}" for key, value in self.environment), *argv]
         return argv
 
 
@@ -143,12 +177,22 @@ BUILDS: dict[str, Build] = {
         # Optional dependencies of pdfjs-dist (a canvas binding) serve rendering, not JPEG decoding.
         Build("node", (NODE, NPM), lambda t: [t[1], "ci", "--omit=optional", "--no-audit", "--no-fund"],
               ("node_modules/jpeg-js/package.json", "node_modules/pdfjs-dist/package.json")),
+        # Exact versions of every dependency and plugin in pom.xml: a warm ~/.m2 builds offline.
+        Build("java", (MAVEN, JAVAC), lambda t: [t[0], "-q", "-B", "-ntp", "-Dstyle.color=never", "package"],
+              ("target/zarr-jpeg-harness.jar",)),
+        # Standard library only: no go.sum, nothing to download.
+        Build("go", (GO,), lambda t: [t[0], "build", "-trimpath", "-buildvcs=false", "-o", "go-image-jpeg", "."], ("go-image-jpeg",)),
     )
 }
 
 
+
 def _node_decoder(decoder: str) -> Callable[[Path], list[str]]:
     return lambda folder: ["node", str(folder / "harness.mjs"), "--decoder", decoder]
+
+
+def _java_library(library: str) -> Callable[[Path], list[str]]:
+    return lambda folder: ["java", *JVM_FLAGS, "-jar", str(folder / "target" / "zarr-jpeg-harness.jar"), library]
 
 
 HARNESSES: dict[str, Harness] = {
@@ -160,6 +204,15 @@ HARNESSES: dict[str, Harness] = {
         Harness("node-pdfjs", "JavaScript (Node.js)",
                 "pdf.js 5.6.205 JpegImage on Node.js, decode only (the upstream of neuroglancer's jpgjs)",
                 "node", _node_decoder("pdfjs"), NODE),
+        Harness("java-imageio", "Java",
+                "the JDK's javax.imageio JPEG plugin (what zarr-java's proposed codec uses), encode and decode",
+                "java", _java_library("imageio"), JAVA, JVM_ENVIRONMENT),
+        Harness("java-twelvemonkeys", "Java",
+                "TwelveMonkeys imageio-jpeg (pom.xml) through javax.imageio, encode and decode",
+                "java", _java_library("twelvemonkeys"), JAVA, JVM_ENVIRONMENT),
+        Harness("go-image-jpeg", "Go",
+                "Go's standard image/jpeg: decode, and encode of grayscale and 4:2:0 YCbCr (all it writes)",
+                "go", lambda folder: [str(folder / "go-image-jpeg")]),
     )
 }
 
@@ -189,4 +242,4 @@ def install(folders: Sequence[str] = ()) -> dict[str, str]:
     return outcome
 
 
-__all__ = ["BUILDS", "HARNESSES", "NODE_DIR", "Build", "Harness", "Toolchain", "Unavailable", "command", "install"]
+__all__ = ["BUILDS", "HARNESSES", "JVM_ENVIRONMENT", "JVM_FLAGS", "NODE_DIR", "Build", "Harness", "Toolchain", "Unavailable", "command", "install"]

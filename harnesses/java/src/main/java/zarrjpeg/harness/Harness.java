@@ -1,0 +1,359 @@
+package zarrjpeg.harness;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Harness of zarr-jpeg-conformance for Java JPEG libraries: the harness protocol, version 1
+ * (docs/protocol.md), over stdin and stdout.
+ *
+ * <pre>java [JVM flags] -jar zarr-jpeg-harness.jar imageio|twelvemonkeys</pre>
+ *
+ * The harness parses the codec object by the spec's rules ({@link Config}) and checks the
+ * chunk's dtype and shape, as a Java codec must; pixels and streams are the library's
+ * ({@link JpegLibrary}).
+ */
+public final class Harness {
+    static final int PROTOCOL = 1;
+    private static final int TRACE_CAP = 4096;
+    private static final Map<String, Integer> ITEM_SIZES = Map.ofEntries(
+            Map.entry("bool", 1), Map.entry("int8", 1), Map.entry("uint8", 1), Map.entry("int16", 2), Map.entry("uint16", 2),
+            Map.entry("int32", 4), Map.entry("uint32", 4), Map.entry("int64", 8), Map.entry("uint64", 8), Map.entry("float16", 2),
+            Map.entry("float32", 4), Map.entry("float64", 8), Map.entry("complex64", 8), Map.entry("complex128", 16));
+
+    /** A request the harness cannot act on: an {@code error} reply without a trace. */
+    static final class BadRequest extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        BadRequest(String message) {
+            super(message);
+        }
+    }
+
+    private final JpegLibrary library;
+    private final Wire wire;
+    private final Map<String, Config> handles = new HashMap<>();
+    private boolean started;
+    private boolean stopped;
+
+    Harness(JpegLibrary library, Wire wire) {
+        this.library = library;
+        this.wire = wire;
+    }
+
+    public static void main(String[] args) throws IOException {
+        FileOutputStream protocolOut = new FileOutputStream(FileDescriptor.out);
+        // stdout carries protocol messages only: whatever a library prints goes to stderr.
+        System.setOut(System.err);
+        String usage = "usage: java -jar zarr-jpeg-harness.jar imageio|twelvemonkeys";
+        if (args.length != 1) {
+            System.err.println(usage);
+            System.exit(2);
+        }
+        JpegLibrary library;
+        switch (args[0]) {
+            case "imageio":
+                library = new JdkImageIo();
+                break;
+            case "twelvemonkeys":
+                library = new TwelveMonkeysJpeg();
+                break;
+            default:
+                System.err.println("unknown library " + args[0] + "\n" + usage);
+                System.exit(2);
+                return;
+        }
+        Wire wire = new Wire(new BufferedInputStream(new FileInputStream(FileDescriptor.in), 1 << 16),
+                new BufferedOutputStream(protocolOut, 1 << 16));
+        new Harness(library, wire).run();
+        System.exit(0);
+    }
+
+    /** Serves requests until {@code stop} or the end of input. */
+    void run() throws IOException {
+        while (!stopped) {
+            byte[] line = wire.readLine();
+            if (line == null) {
+                return;
+            }
+            Map<String, Object> reply;
+            boolean binaryNext = wire.binary;
+            try {
+                Map<String, Object> request = read(line);
+                reply = handle(request);
+                binaryNext = wire.binary || "binary".equals(reply.get("framing"));
+            } catch (BadRequest ex) {
+                // Not even a request: the reply cannot name its seq.
+                reply = error(null, ex, false);
+            }
+            wire.write(reply);
+            wire.binary = binaryNext;
+        }
+    }
+
+    /** One request: a JSON line, or a binary frame's header and payload. */
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> read(byte[] line) throws IOException {
+        Object parsed;
+        try {
+            parsed = Json.parse(new String(line, StandardCharsets.UTF_8));
+        } catch (IllegalArgumentException ex) {
+            throw new BadRequest("the request is not JSON: " + ex.getMessage());
+        }
+        if (!(parsed instanceof Map)) {
+            throw new BadRequest("the request is not a JSON object");
+        }
+        Map<String, Object> request = (Map<String, Object>) parsed;
+        if (wire.binary && request.containsKey("payload")) {
+            Integer n = Config.integer(request.get("payload"));
+            if (n == null || n < 0) {
+                throw new BadRequest("payload must be a non-negative integer, got " + Json.show(request.get("payload")));
+            }
+            byte[] payload = wire.readPayload(n);
+            Object chunk = request.get("chunk");
+            Map<String, Object> holder = "encode".equals(request.get("op")) && chunk instanceof Map ? (Map<String, Object>) chunk : request;
+            holder.put("data", payload);
+        }
+        return request;
+    }
+
+    Map<String, Object> handle(Map<String, Object> request) {
+        Integer seq = Config.integer(request.get("seq"));
+        if (seq == null || seq < 0) {
+            throw new BadRequest("the request has no integer seq");
+        }
+        try {
+            Map<String, Object> reply = new LinkedHashMap<>();
+            reply.put("seq", seq);
+            reply.put("status", "ok");
+            reply.putAll(dispatch(request));
+            return reply;
+        } catch (Rejection ex) {
+            Map<String, Object> reply = new LinkedHashMap<>();
+            reply.put("seq", seq);
+            reply.put("status", "rejected");
+            reply.put("message", ex.getMessage());
+            reply.put("exception", ex.exception);
+            if (ex.requirement != null) {
+                reply.put("requirement", ex.requirement);
+            }
+            return reply;
+        } catch (BadRequest ex) {
+            return error(seq, ex, false);
+        } catch (IOException ex) {
+            // ImageIO's way of refusing a stream or an image (IIOException), or of finding it short (EOFException).
+            Map<String, Object> reply = new LinkedHashMap<>();
+            reply.put("seq", seq);
+            reply.put("status", "rejected");
+            reply.put("message", library.name() + " refused it: " + ex.getMessage());
+            reply.put("exception", ex.getClass().getName());
+            return reply;
+        } catch (Throwable ex) { // the library's bugs (and OutOfMemoryError) are this case's error, not the process's end
+            return error(seq, ex, true);
+        }
+    }
+
+    private static Map<String, Object> error(Integer seq, Throwable ex, boolean trace) {
+        Map<String, Object> reply = new LinkedHashMap<>();
+        reply.put("seq", seq == null ? Json.NULL : seq);
+        reply.put("status", "error");
+        reply.put("message", String.valueOf(ex.getMessage()));
+        reply.put("exception", ex instanceof BadRequest ? "BadRequest" : ex.getClass().getName());
+        if (trace) {
+            StringWriter text = new StringWriter();
+            ex.printStackTrace(new PrintWriter(text));
+            String s = text.toString();
+            reply.put("trace", s.length() > TRACE_CAP ? s.substring(0, TRACE_CAP) : s);
+        }
+        return reply;
+    }
+
+    private Map<String, Object> dispatch(Map<String, Object> request) throws Rejection, IOException {
+        Object op = request.get("op");
+        if ("start".equals(op)) {
+            return start(request);
+        }
+        if ("stop".equals(op)) {
+            stopped = true;
+            return Map.of();
+        }
+        if (!started) {
+            throw new BadRequest(Json.show(op) + " before start");
+        }
+        if ("parse".equals(op)) {
+            if (!request.containsKey("codec")) {
+                throw new BadRequest("a parse request needs a codec");
+            }
+            Config config = Config.parse(request.get("codec"));
+            String handle = Integer.toString(handles.size() + 1);
+            handles.put(handle, config);
+            return Map.of("handle", handle);
+        }
+        if ("encode".equals(op)) {
+            return encode(config(request), request.get("chunk"));
+        }
+        if ("decode".equals(op)) {
+            return decode(config(request), bytes(request, "data"), request.get("chunk_shape"));
+        }
+        throw new BadRequest("unknown op " + Json.show(op));
+    }
+
+    private Map<String, Object> start(Map<String, Object> request) {
+        Integer protocol = Config.integer(request.get("protocol"));
+        if (protocol == null || protocol != PROTOCOL) {
+            throw new BadRequest("this harness speaks protocol " + PROTOCOL + ", not " + Json.show(request.get("protocol")));
+        }
+        started = true;
+        Map<String, Object> reply = new LinkedHashMap<>();
+        reply.put("protocol", PROTOCOL);
+        reply.put("name", library.name());
+        String version = Harness.class.getPackage().getImplementationVersion();
+        reply.put("version", version == null ? "unknown (not run from its jar)" : version);
+        reply.put("roles", List.of("encode", "decode"));
+        reply.put("versions", library.versions());
+        reply.put("kind", "library");
+        reply.put("language", "Java");
+        Object framings = request.get("framings");
+        if (framings instanceof List && ((List<?>) framings).contains("binary")) {
+            reply.put("framing", "binary");
+        }
+        return reply;
+    }
+
+    private Config config(Map<String, Object> request) {
+        Config config = handles.get(request.get("handle") instanceof String ? (String) request.get("handle") : null);
+        if (config == null) {
+            throw new BadRequest("unknown handle " + Json.show(request.get("handle")));
+        }
+        return config;
+    }
+
+    /** The binary field {@code key} of {@code holder}: the frame's payload, or base64 text. */
+    private static byte[] bytes(Map<String, Object> holder, String key) {
+        Object value = holder.get(key);
+        if (value instanceof byte[]) {
+            return (byte[]) value;
+        }
+        if (!(value instanceof String)) {
+            throw new BadRequest(key + " must be base64 text or a frame's payload, got " + Json.show(value));
+        }
+        try {
+            return Base64.getDecoder().decode((String) value);
+        } catch (IllegalArgumentException ex) {
+            throw new BadRequest(key + " is not base64: " + ex.getMessage());
+        }
+    }
+
+    private static int[] shape(Object value) {
+        if (value instanceof List) {
+            List<?> axes = (List<?>) value;
+            int[] shape = new int[axes.size()];
+            for (int i = 0; i < shape.length; i++) {
+                Integer n = Config.integer(axes.get(i));
+                if (n == null || n < 0 || !(axes.get(i) instanceof BigDecimal)) {
+                    shape = null;
+                    break;
+                }
+                shape[i] = n;
+            }
+            if (shape != null) {
+                return shape;
+            }
+        }
+        throw new BadRequest("a shape must be an array of non-negative integers, got " + Json.show(value));
+    }
+
+    /**
+     * {height, width, components} of a chunk shape, by the spec's "Supported chunk shapes" table
+     * and its 65535 limit on each spatial axis.
+     */
+    static int[] geometry(int[] shape) throws Rejection {
+        String text = Json.write(shape);
+        if (shape.length < 2) {
+            throw new Rejection("JPEG-SHP-01", "chunk shape " + text + " is " + shape.length + "D: reshape to 2D first", "ChunkError");
+        }
+        if (shape.length > 3) {
+            throw new Rejection("JPEG-SHP-06", "chunk shape " + text + " is " + shape.length + "D: at most 3D", "ChunkError");
+        }
+        int components = shape.length == 2 ? 1 : shape[2];
+        if (components != 1 && components != 3) {
+            throw new Rejection("JPEG-SHP-05", "chunk shape " + text + " has " + components + " channels: 1 or 3 fit a JPEG image", "ChunkError");
+        }
+        for (int axis = 0; axis < 2; axis++) {
+            if (shape[axis] < 1 || shape[axis] > 65535) {
+                throw new Rejection("JPEG-DIM-02", "chunk shape " + text + ": a JPEG image's " + (axis == 0 ? "height" : "width")
+                        + " is 1 to 65535, got " + shape[axis], "ChunkError");
+            }
+        }
+        return new int[] {shape[0], shape[1], components};
+    }
+
+    private Map<String, Object> encode(Config config, Object chunkValue) throws Rejection, IOException {
+        if (!(chunkValue instanceof Map)) {
+            throw new BadRequest("an encode request needs a chunk object");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> chunk = (Map<String, Object>) chunkValue;
+        int[] shape = shape(chunk.get("shape"));
+        Object dtype = chunk.get("dtype");
+        Integer itemSize = ITEM_SIZES.get(dtype instanceof String ? (String) dtype : "");
+        if (itemSize == null) {
+            throw new BadRequest("unknown dtype " + Json.show(dtype));
+        }
+        byte[] data = bytes(chunk, "data");
+        long count = 1;
+        try {
+            for (int n : shape) {
+                count = Math.multiplyExact(count, n);
+            }
+            count = Math.multiplyExact(count, itemSize);
+        } catch (ArithmeticException ex) {
+            count = -1;
+        }
+        if (count != data.length) {
+            throw new BadRequest("chunk data has " + data.length + " bytes, shape " + Json.write(shape) + " of " + dtype + " needs " + count);
+        }
+        if (!dtype.equals("uint8")) {
+            throw new Rejection("JPEG-DT-01", "chunk dtype is " + dtype + ": only uint8 is supported", "ChunkError");
+        }
+        int[] g = geometry(shape);
+        if (g[2] != config.chunkComponents()) {
+            throw new Rejection("JPEG-CFG-02", "chunk shape " + Json.write(shape) + " has " + g[2] + " component(s), encoded_color_space "
+                    + config.encoded() + " needs " + config.components(), "ChunkError");
+        }
+        return Map.of("data", library.encode(config, data, g[0], g[1], g[2]));
+    }
+
+    private Map<String, Object> decode(Config config, byte[] stream, Object chunkShape) throws Rejection, IOException {
+        int[] shape = shape(chunkShape);
+        int[] g = geometry(shape);
+        if (g[2] != config.chunkComponents()) {
+            throw new Rejection("JPEG-DIM-03", "chunk shape " + Json.write(shape) + " has " + g[2] + " component(s), decoded_color_space "
+                    + config.decoded() + " has " + config.chunkComponents(), "ChunkError");
+        }
+        byte[] samples = library.decode(config, stream, g[0], g[1], g[2]);
+        if (samples.length != (long) g[0] * g[1] * g[2]) {
+            throw new IllegalStateException(library.name() + " returned " + samples.length + " samples for a " + g[0] + "x" + g[1] + "x" + g[2] + " chunk");
+        }
+        Map<String, Object> chunk = new LinkedHashMap<>();
+        chunk.put("shape", shape);
+        chunk.put("dtype", "uint8");
+        chunk.put("data", samples);
+        Map<String, Object> reply = new LinkedHashMap<>();
+        reply.put("chunk", chunk);
+        return reply;
+    }
+}
