@@ -3,8 +3,9 @@
     python -m zarr_jpeg_conformance.tools.floors
 
 For every (mode, image, quality) of ``judging.tolerances.PSNR_FLOORS``: the PSNR of each
-encoder of ``tools.legal_encoders`` that can write the mode (decoded by libjpeg-turbo under
-the spec's colour rule), the smallest of them, the floor that smallest gives (minus
+encoder of ``tools.legal_encoders`` that can write the mode, decoded by each legal decoder
+there (libjpeg-turbo under the spec's colour rule; chroma repeated instead of
+interpolated), the smallest of them, the floor that smallest gives (minus
 ``MARGIN_DB``, rounded down to 0.5 dB), and the floor in the code. A floor above the
 measured smallest fails a legal encoder; one far below it lets wrong encoders pass.
 """
@@ -17,13 +18,12 @@ import math
 from ..core.config import parse_codec
 from ..corpus.images import make_image, psnr
 from ..corpus.modes import MODE
-from ..corpus.streams import reference_decode
 from ..judging.tolerances import MARGIN_DB, PSNR_FLOORS
-from .legal_encoders import ENCODERS
+from .legal_encoders import DECODERS, ENCODERS
 
 
 def measure(keys: list[tuple[str, str, int]]) -> dict[tuple[str, str, int], dict[str, float]]:
-    """PSNR of every encoder that can write each (mode, kind, quality)."""
+    """PSNR of every encoder that can write each (mode, kind, quality), decoded by every legal decoder."""
     out: dict[tuple[str, str, int], dict[str, float]] = {}
     for key in keys:
         mode_id, kind, quality = key
@@ -36,8 +36,12 @@ def measure(keys: list[tuple[str, str, int]]) -> dict[tuple[str, str, int], dict
                 data = encode(config, image)
             except (LookupError, ImportError):
                 continue
-            decoded = reference_decode(data, config, image.shape if mode.channels == 3 else (64, 96, 1))
-            row[name] = psnr(image, decoded)
+            for decoder, decode in DECODERS.items():
+                try:
+                    decoded = decode(data, config, image.shape if mode.channels == 3 else (64, 96, 1))
+                except LookupError:
+                    continue
+                row[name if decoder == "libjpeg-turbo" else f"{name} + {decoder}"] = psnr(image, decoded)
         out[key] = row
     return out
 

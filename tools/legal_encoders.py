@@ -1,4 +1,4 @@
-"""Legal encoders: choices the spec leaves to the encoder, written as small functions.
+"""Legal encoders and decoders: choices the spec leaves open, written as small functions.
 
 The spec does not say how quality maps to quantization tables, which component uses which
 table, or how the DCT is computed (JPEG-Q-03). The fidelity floors of the suites
@@ -8,6 +8,8 @@ the suites against them (``tests/legal_adapters.py``).
 
 Each encoder is ``encode(config, image) -> bytes`` for an (H, W, C) uint8 image, or raises
 ``LookupError`` for a configuration it has no way to write (skipped, not a measurement).
+Each decoder is ``decode(data, config, chunk_shape) -> array``; T.81 leaves chroma
+upsampling to the decoder, so repeating chroma samples is as legal as interpolating them.
 """
 
 from __future__ import annotations
@@ -133,4 +135,43 @@ ENCODERS: dict[str, Encoder] = {
     "mozjpeg trellis, ImageMagick tables": _mozjpeg(3),
 }
 
-__all__ = ["ENCODERS", "Encoder", "chroma_table_on_g_and_b", "fast_integer_dct", "libjpeg_turbo", "tables_of_quality_minus_one"]
+
+
+# ---------------------------------------------------------------------------- legal decoders
+
+Decoder = Callable[[bytes, JpegConfig, tuple[int, ...]], np.ndarray]
+
+
+def libjpeg_turbo_decode(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
+    """libjpeg-turbo's decode ("fancy" triangle upsampling, accurate IDCT) under the spec's colour rule."""
+    from ..corpus.streams import reference_decode
+
+    return reference_decode(data, config, shape)
+
+
+def box_upsampling_decode(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
+    """Chroma repeated, not interpolated (T.81 leaves upsampling to the decoder: Go, the JavaScript decoders)."""
+    if config.components == 1 or config.encoded_color_space == "rgb" or config.luma_factors == (1, 1):
+        return libjpeg_turbo_decode(data, config, shape)
+    try:
+        planes = _turbojpeg().decode_to_yuv_planes(data)  # type: ignore[attr-defined]
+    except OSError as exc:  # the legacy TurboJPEG API knows only the five common factor sets
+        raise LookupError(f"TurboJPEG returns no planes of this stream: {exc}") from exc
+    height, width = shape[0], shape[1]
+    full = [np.asarray(planes[0])[:height, :width]]
+    for plane in planes[1:]:
+        plane = np.asarray(plane)
+        fy, fx = -(-height // plane.shape[0]), -(-width // plane.shape[1])
+        full.append(np.repeat(np.repeat(plane, fy, axis=0), fx, axis=1)[:height, :width])
+    ycc = np.stack(full, axis=-1)
+    return (ycc if config.decoded_color_space == "ycbcr" else color.ycbcr_to_rgb(ycc)).reshape(shape)
+
+
+DECODERS: dict[str, Decoder] = {
+    "libjpeg-turbo": libjpeg_turbo_decode,
+    "box upsampling": box_upsampling_decode,
+}
+
+
+__all__ = ["DECODERS", "ENCODERS", "Decoder", "Encoder", "box_upsampling_decode", "chroma_table_on_g_and_b", "fast_integer_dct",
+           "libjpeg_turbo", "libjpeg_turbo_decode", "tables_of_quality_minus_one"]
