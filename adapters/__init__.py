@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
@@ -90,6 +91,10 @@ def _resolve_target(target: str) -> object:
     return obj
 
 
+#: Longest implementation name: it is a test ID, a file name and a column heading.
+_MAX_NAME = 100
+
+
 def _instantiate(obj: object, spec: str) -> Adapter:
     if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Adapter)):
         try:
@@ -100,10 +105,28 @@ def _instantiate(obj: object, spec: str) -> Adapter:
     missing = [m for m in ("name", "roles", "versions", "parse", "encode", "decode") if not hasattr(obj, m)]
     if missing:
         raise AdapterLoadError(f"{spec!r} does not implement the Adapter protocol: missing {', '.join(missing)}")
-    roles = frozenset(obj.roles)  # type: ignore[attr-defined]
+    not_methods = [m for m in ("versions", "parse", "encode", "decode") if not callable(getattr(obj, m))]
+    if not_methods:
+        raise AdapterLoadError(f"{spec!r}: {', '.join(not_methods)} must be methods")
+    name = obj.name  # type: ignore[attr-defined]
+    if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME or not name.isprintable():
+        raise AdapterLoadError(f"{spec!r} has name {_short(name)}: it must be a non-empty printable string "
+                               f"of at most {_MAX_NAME} characters (it names the implementation's tests and results)")
+    # A set, not any iterable: a generator would be consumed here and read as empty later,
+    # and every test would silently not apply to the implementation.
+    roles = obj.roles  # type: ignore[attr-defined]
+    if not isinstance(roles, AbstractSet) or not all(isinstance(r, str) for r in roles):
+        raise AdapterLoadError(f"{spec!r} has roles {_short(roles)}: they must be a set of strings, "
+                               f"e.g. frozenset({{'encode', 'decode'}})")
     if not roles or not roles <= ROLES:
         raise AdapterLoadError(f"{spec!r} has roles {sorted(roles)}; they must be a non-empty subset of {sorted(ROLES)}")
     return obj  # type: ignore[return-value]
+
+
+def _short(value: object) -> str:
+    """``repr`` of an adapter's attribute for an error message: its type, and at most 80 characters."""
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 80 else text[:77] + '...'}"
 
 
 def load_adapter(spec: str) -> Adapter:

@@ -4,14 +4,23 @@ Also ``--isolate`` (every implementation in its own harness process, so a crash 
 becomes that case's outcome instead of the session's end) and ``--known-failures`` (an
 implementer's list of cases it is known to fail, checked strictly).
 
+Ctrl-C stops the run: the results written so far stay in the results file and the
+summary says the run was interrupted. A ``KeyboardInterrupt`` that no Ctrl-C caused (the
+code under test raised it) is that case's ``error`` instead, and the run goes on; the
+plugin tells the two apart by watching SIGINT (:class:`_Interrupts`).
+
 Installed plugins load in every pytest session of an environment, so this module
 imports no JPEG backend: adapters are loaded only when a test asks for ``impl``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
+import signal
 import sys
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Generator, Iterator
@@ -21,17 +30,91 @@ from typing import IO, TYPE_CHECKING, Any
 import pytest
 
 from .known_failures import KnownFailuresWarning, load_known_failures
-from .verdict import ORDER, Judge, Outcome
+from .verdict import MAX_MESSAGE, MAX_TEXT, ORDER, Judge, Outcome, clip
 
 if TYPE_CHECKING:
     from pluggy import Result
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _STATE = pytest.StashKey["_State"]()
-#: Outcomes a known-failure entry expects; anything else is an unexpected pass.
+#: Outcomes a known-failure entry expects (the test shows as xfail). ``unsupported`` is no
+#: failure but no pass either: it stays a skip. A pass is an unexpected pass.
 _FAILING = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.WARN})
 #: Default address-space limit of a harness process (--harness-memory), in MiB.
 _DEFAULT_MEMORY_MIB = 2048
+#: ``format_version`` of every line of a results file (schema/results.schema.json).
+RESULTS_FORMAT_VERSION = 1
+
+
+def _seconds(text: str) -> float:
+    """--harness-timeout: a finite number of seconds above 0 (0 and nan used to mean 60 s and a crash)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {text!r}")
+    return value
+
+
+def _mebibytes(text: str) -> int:
+    """--harness-memory: a whole number of MiB, 0 for no limit (a negative one used to mean no limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of MiB (0 for no limit), got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or a positive number of MiB, got {text!r}")
+    return value
+
+
+class ImplementationInterrupt(RuntimeError):
+    """The code under test raised KeyboardInterrupt although nobody pressed Ctrl-C: its error."""
+
+
+class _Interrupts:
+    """Tells the user's Ctrl-C from a ``KeyboardInterrupt`` that the code under test raises.
+
+    Python turns SIGINT into KeyboardInterrupt in its handler; wrapping that handler marks
+    every real Ctrl-C. A KeyboardInterrupt without one was raised by code, as is every one
+    while SIGINT is ignored. Where another handler is in place (the plugin loaded outside
+    the main thread, or an implementation replaced it), every KeyboardInterrupt counts as
+    the user's: stopping is the safe mistake.
+    """
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._previous: Any = None
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if callable(previous):
+            self._previous = previous
+            signal.signal(signal.SIGINT, self._handler)
+
+    def uninstall(self) -> None:
+        if self._watching():
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        __tracebackhide__ = True  # pytest shows where the run was, not this frame
+        self.pressed = True
+        self._previous(signum, frame)
+
+    def _watching(self) -> bool:
+        return self._previous is not None and signal.getsignal(signal.SIGINT) == self._handler
+
+    def users(self) -> bool:
+        """Whether a KeyboardInterrupt seen now is (or may be) the user's Ctrl-C."""
+        if self.pressed:
+            return True
+        if self._watching():
+            return False
+        # SIGINT ignored (a background job) or fatal: no Ctrl-C raises KeyboardInterrupt.
+        # Someone else's handler: no telling.
+        return signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL)
 
 
 class _State:
@@ -46,6 +129,11 @@ class _State:
         self.harness_timeout: float | None = config.getoption("harness_timeout")
         memory_mib: int = config.getoption("harness_memory")
         self.harness_memory: int | None = memory_mib << 20 if memory_mib > 0 else None
+        #: Node IDs of the collected tests that judge a case (the rest are not conformance cases).
+        self.cases: set[str] = set()
+        self.interrupts = _Interrupts()
+        #: Set when the session ends by a KeyboardInterrupt (pytest_keyboard_interrupt).
+        self.interrupted = False
         #: Harness processes this session started (closed at the end).
         self.harnesses: list[Any] = []
         self.known = load_known_failures(config.getoption("known_failures") or [])
@@ -53,15 +141,15 @@ class _State:
 
     def _exec(self, command: str | list[str], spec: str) -> Any:
         """Start a harness process; AdapterLoadError with the harness's reason if it cannot start."""
-        from ..adapters import AdapterLoadError
+        from ..adapters import AdapterLoadError, _instantiate
         from ..adapters.remote import DEFAULT_TIMEOUT, ExecAdapter
 
         try:
             adapter = ExecAdapter(command, timeout=self.harness_timeout or DEFAULT_TIMEOUT, memory_limit=self.harness_memory)
         except (OSError, RuntimeError) as exc:
-            raise AdapterLoadError(f"{spec!r} could not start its harness: {type(exc).__name__}: {exc}") from exc
+            raise AdapterLoadError(f"{spec!r} could not start its harness: {type(exc).__name__}: {clip(str(exc), MAX_TEXT)}") from exc
         self.harnesses.append(adapter)
-        return adapter
+        return _instantiate(adapter, spec)  # the same checks of name and roles as in-process adapters
 
     def _load(self, spec: str) -> Any:
         from ..adapters import load_adapter
@@ -113,11 +201,19 @@ class _State:
                 raise pytest.UsageError(f"--impl names must be unique, got {', '.join(dupes)} twice")
         return self._impls
 
+    def loaded(self) -> list[Any]:
+        """The implementations loaded so far (none are loaded just to say so)."""
+        return list(self._impls or [])
+
     def write(self, record: dict[str, Any]) -> None:
         self.records.append(record)
         if self.results:
             self.results.write(json.dumps(record, sort_keys=True) + "\n")
             self.results.flush()
+
+
+#: States of the sessions running in this process, innermost last (pytester runs sessions in sessions).
+_LIVE: list[_State] = []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -142,14 +238,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--harness-timeout",
-        type=float,
+        type=_seconds,
         default=None,
         metavar="SECONDS",
         help="seconds one call to a harness process (--isolate, exec:) may take before it is killed (default 60)",
     )
     group.addoption(
         "--harness-memory",
-        type=int,
+        type=_mebibytes,
         default=_DEFAULT_MEMORY_MIB,
         metavar="MIB",
         help=f"address-space limit of each harness process in MiB, 0 for none (default {_DEFAULT_MEMORY_MIB})",
@@ -178,6 +274,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "without them is not parametrized, since the case does not apply to it",
     )
     config.stash[_STATE] = state = _State(config)
+    state.interrupts.install()
+    _LIVE.append(state)
     if state.explicit:
         state.implementations()  # a usage error now, not a skip later
 
@@ -209,7 +307,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             versions = ", ".join(f"{k} {v}" for k, v in impl.versions().items())
         except Exception as exc:  # noqa: BLE001 - a broken versions() must not hide the run
             versions = f"versions() raised {type(exc).__name__}: {exc}"
-        lines.append(f"  {impl.name} [{', '.join(sorted(impl.roles))}]: {versions}")
+        lines.append(f"  {impl.name} [{', '.join(sorted(impl.roles))}]: {clip(versions, MAX_TEXT)}")
     for name, reason in state.unavailable.items():
         lines.append(f"  {name}: not available ({reason})")
     if state.harnesses:
@@ -303,48 +401,104 @@ def _harness_outcome(item: pytest.Item, call: pytest.CallInfo[None]) -> tuple[Ou
     return None
 
 
+def _guard_interrupts(item: pytest.Item) -> Generator[None, object, object]:
+    """Around a test's setup and call: a KeyboardInterrupt without a Ctrl-C is the code's error.
+
+    And a Ctrl-C that the code under test swallowed (``except BaseException``) still stops
+    the run once the call returns.
+    """
+    __tracebackhide__ = True
+    state = item.config.stash.get(_STATE, None)
+    if state is None:
+        return (yield)
+    try:
+        result = yield
+    except KeyboardInterrupt as exc:
+        if state.interrupts.users():
+            raise
+        raise ImplementationInterrupt(
+            "KeyboardInterrupt raised by the code under test, not by a Ctrl-C: an error of the implementation "
+            "(a Ctrl-C stops the run instead)") from exc
+    except BaseException:
+        if state.interrupts.pressed:
+            raise KeyboardInterrupt from None
+        raise
+    if state.interrupts.pressed:
+        raise KeyboardInterrupt
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    return (yield from _guard_interrupts(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    return (yield from _guard_interrupts(item))
+
+
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    # The hook is given no config: the session interrupted is the innermost one running.
+    if _LIVE:
+        _LIVE[-1].interrupted = True
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    if report.failed and len(report.longreprtext) > MAX_MESSAGE:
+        # An implementation's giant exception text, escaping the test, must not flood the terminal.
+        report.longrepr = clip(report.longreprtext)
     j = item.stash.get(_JUDGE, None)
     if j is None or report.when != "call":
+        return
+    if report.skipped and j.outcome is Outcome.PASS:
+        # Skipped by the suite itself, not by a verdict: no outcome to record (recording
+        # "pass" would claim a check that never ran). The summary counts such skips.
         return
     if report.failed and j.outcome is Outcome.PASS:
         # The test itself raised: an error of the implementation (or of the suite).
         j.outcome = Outcome.ERROR
-        j.messages.append(f"error: {call.excinfo.exconly() if call.excinfo else report.longreprtext}"[:4000])
+        j.messages.append(clip(f"error: {call.excinfo.exconly() if call.excinfo else report.longreprtext}"))
     harness = _harness_outcome(item, call)
     if harness is not None:
         # The suite saw an exception; the cause is the process dying or hanging.
         j.outcome, text = harness
-        j.messages.insert(0, f"{j.outcome.value}: {text}"[:4000])
+        j.messages.insert(0, clip(f"{j.outcome.value}: {text}"))
         report.outcome = "failed"
-        report.longrepr = f"{j.implementation} / {j.case}: {j.outcome.value.upper()}\n  {text}"[:8000]
+        report.longrepr = clip(f"{j.implementation} / {j.case}: {j.outcome.value.upper()}\n  {text}")
     state = item.config.stash[_STATE]
     record = j.record()
     record["test"] = item.nodeid
+    record["format_version"] = RESULTS_FORMAT_VERSION
     known = state.known.get((j.implementation, j.case))
     if known is not None:
         record["known"] = True
         if j.outcome in _FAILING:
             report.outcome = "skipped"
             report.wasxfail = f"known failure ({known.file}): {known.reason}" + (f" {known.issue}" if known.issue else "")
-        else:
+        elif j.outcome is Outcome.PASS:
             text = (f"unexpected pass: {j.case} is listed for {j.implementation} in {known.file} as a known failure "
                     f"({known.reason}), but its outcome is {j.outcome.value}: remove it from {known.file}")
             record["message"] = "\n".join([*j.messages, text])
             report.outcome = "failed"
             report.longrepr = text
+        # UNSUPPORTED: a clean refusal of an optional feature is neither the listed failure
+        # nor a pass; it stays a skip, and the summary counts it apart.
     state.write(record)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Warn about known-failure entries that match no collected case (before -k/-m deselect)."""
+    """Note the tests that judge a case; warn about known-failure entries that match no
+    collected case (before -k/-m deselect)."""
     state = config.stash.get(_STATE, None)
+    if state:
+        state.cases.update(i.nodeid for i in items if "judge" in getattr(i, "fixturenames", ()))
     if not state or not state.known:
         return
     collected: dict[str, set[str]] = {}
@@ -370,28 +524,101 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"were not collected): {', '.join(stale)}"), stacklevel=1)
 
 
+#: pytest's categories of the final summary line that count tests (not warnings, not deselected).
+_PYTEST_KEYS = ("failed", "passed", "skipped", "xfailed", "xpassed", "error")
+#: Why a test counted in one of pytest's categories has this outcome (or none), in display order.
+_WHY = {
+    **{o.value: (o.value, o.value) for o in reversed(ORDER)},
+    "known": ("known failure", "known failures"),
+    "unexpected": ("unexpected pass of a known failure", "unexpected passes of known failures"),
+    "no-impl": ("with no implementation that has the roles it needs", "with no implementation that has the roles they need"),
+    "suite-skip": ("skipped by the suite, no outcome", "skipped by the suite, no outcome"),
+    "collect": ("module skipped at collection", "modules skipped at collection"),
+    "not-run": ("skipped before its case ran", "skipped before their cases ran"),
+    "phase": ("in setup, teardown or collection, no outcome", "in setup, teardown or collection, no outcome"),
+    "other": ("not a conformance case", "not conformance cases"),
+}
+
+
+def _why(key: str, report: Any, record: dict[str, Any] | None, cases: set[str]) -> str:
+    if record is not None:
+        if record.get("known") and key == "xfailed":
+            return "known"
+        if record.get("known") and key == "failed" and record["outcome"] == Outcome.PASS.value:
+            return "unexpected"
+        return str(record["outcome"])
+    if key == "error":
+        return "phase"
+    when = getattr(report, "when", "collect")
+    if key == "skipped" and when == "collect":
+        return "collect"
+    if report.nodeid not in cases:
+        return "other"
+    if key == "skipped":
+        if "[no-implementation" in report.nodeid or "-no-implementation" in report.nodeid:
+            return "no-impl"
+        return "suite-skip" if when == "call" else "not-run"
+    return "other"
+
+
+def reconcile(stats: dict[str, list[Any]], records: list[dict[str, Any]], cases: set[str]) -> str:
+    """pytest's totals explained by outcomes: '150 passed (148 pass, 2 warn); 12 skipped (10 unsupported, ...)'.
+
+    pytest counts tests by how they ended; the outcome line counts verdicts. Every test in
+    pytest's totals is one of the parts, so the two always add up. ``cases``: node IDs of the
+    tests that judge a case (the others are not conformance cases).
+    """
+    by_test = {r["test"]: r for r in records}
+    order = list(_WHY)
+    parts = []
+    for key in _PYTEST_KEYS:
+        reports = [r for r in stats.get(key, []) if getattr(r, "count_towards_summary", True)]
+        if not reports:
+            continue
+        why = Counter(_why(key, r, by_test.get(r.nodeid) if getattr(r, "when", None) == "call" else None, cases)
+                      for r in reports)
+        inner = ", ".join(f"{n} {_WHY[w][n != 1]}" for w, n in sorted(why.items(), key=lambda kv: order.index(kv[0])))
+        parts.append(f"{len(reports)} {key} ({inner})")
+    return "pytest's totals: " + ("; ".join(parts) if parts else "no tests ran")
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if not state or not state.records:
+    if not state or not (state.records or state.explicit):
         return
-    counts: dict[str, Counter[str]] = {}
+    # Every implementation under test has a line, one without outcomes too.
+    counts: dict[str, Counter[str]] = {i.name: Counter() for i in state.loaded()}
     for r in state.records:
         counts.setdefault(r["implementation"], Counter())[r["outcome"]] += 1
     terminalreporter.section("zarr-jpeg-conformance outcomes")
+    if state.interrupted:
+        terminalreporter.write_line(
+            f"run interrupted (Ctrl-C): the outcomes below are the {len(state.records)} cases that finished"
+            + (f", all kept in {state.results.name}" if state.results else ""), yellow=True, bold=True)
     for impl, c in counts.items():
-        parts = ", ".join(f"{c[o.value]} {o.value}" for o in reversed(ORDER) if c[o.value])
-        known = [r for r in state.records if r["implementation"] == impl and r.get("known")]
+        parts = ", ".join(f"{c[o.value]} {o.value}" for o in reversed(ORDER) if c[o.value]) or "no outcomes"
+        known = [Outcome(r["outcome"]) for r in state.records if r["implementation"] == impl and r.get("known")]
         if known:
-            unexpected = sum(1 for r in known if Outcome(r["outcome"]) not in _FAILING)
-            parts += f" (known failures: {len(known) - unexpected}, unexpected passes: {unexpected})"
-        terminalreporter.write_line(f"{impl}: {parts}")
+            unexpected = sum(1 for o in known if o is Outcome.PASS)
+            parts += f" (known failures: {sum(1 for o in known if o in _FAILING)}, unexpected passes: {unexpected}"
+            unsupported = sum(1 for o in known if o is Outcome.UNSUPPORTED)
+            if unsupported:
+                parts += f", listed but unsupported: {unsupported}, a clean refusal, not a failure: the entries are not needed"
+            parts += ")"
+        terminalreporter.write_line(f"{'tests that take no implementation' if impl == '-' else impl}: {parts}")
+    terminalreporter.write_line(reconcile(terminalreporter.stats, state.records, state.cases))
     if state.results:
         terminalreporter.write_line(f"results: {state.results.name}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if state and state.results:
+    if state is None:
+        return
+    state.interrupts.uninstall()
+    if state in _LIVE:
+        _LIVE.remove(state)
+    if state.results:
         state.results.close()
-    for harness in state.harnesses if state else ():
+    for harness in state.harnesses:
         harness.close()

@@ -19,8 +19,25 @@ import pytest
 from ..corpus.registry import requirements, severity
 
 T = TypeVar("T")
-#: Cap on captured tracebacks: one implementation's giant trace must not swamp a report.
+#: Caps on text that reaches the results file and the terminal, in characters: an
+#: implementation's exception or rejection text, a captured traceback, one judged message,
+#: and a case's whole message. One implementation's 50 MB message must not swamp a report.
+MAX_TEXT = 2000
 MAX_TRACE = 4000
+MAX_MESSAGE = 8000
+MAX_RECORD = 16000
+
+
+def clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` cut to about ``limit`` characters, keeping its start and its end and saying how much was cut.
+
+    Both ends matter: the start says what went wrong, the end of a traceback or of a
+    library's message says where.
+    """
+    if len(text) <= limit:
+        return text
+    keep = max(limit // 2, 1)
+    return f"{text[:keep]}\n[... {len(text) - 2 * keep:,} characters cut ...]\n{text[-keep:]}"
 
 
 class Outcome(str, enum.Enum):  # noqa: UP042 - StrEnum would change str() and format() of members
@@ -71,13 +88,12 @@ class Attempt(Generic[T]):
         if exc is None:
             return "accepted"
         kind = "rejected" if self.rejection is not None else "raised an error"
-        return f"{kind}: {type(exc).__name__}: {exc}"
+        return f"{kind}: {type(exc).__name__}: {clip(str(exc), MAX_TEXT)}"
 
     def trace(self) -> str:
         if self.error is None:
             return ""
-        text = "".join(traceback.format_exception(self.error))
-        return text if len(text) <= MAX_TRACE else text[: MAX_TRACE // 2] + "\n...\n" + text[-MAX_TRACE // 2 :]
+        return clip("".join(traceback.format_exception(self.error)), MAX_TRACE)
 
 
 def attempt(func: Callable[..., T], *args: Any) -> Attempt[T]:
@@ -132,6 +148,7 @@ class Judge:
 
     def finish(self, outcome: Outcome, message: str) -> None:
         """Record an outcome; FAIL/ERROR end the test, UNSUPPORTED skips it, WARN warns."""
+        message = clip(message)
         self._worse(outcome)
         self.messages.append(f"{outcome.value}: {message}")
         if outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
@@ -148,7 +165,7 @@ class Judge:
             "requirements": self.requirements,
             "level": self.level,
             "outcome": self.outcome.value,
-            "message": "\n".join(self.messages),
+            "message": clip("\n".join(self.messages), MAX_RECORD),
             "metrics": self.metrics,
         }
 

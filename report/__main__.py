@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import compare as compare_mod
 from . import model, render_html, render_md, run
+from .saved import ReportFileError
 from .throughput import DEFAULT_REPEATS, DEFAULT_SIZE
 from .wording import verdict
 
@@ -76,7 +77,7 @@ def _compare_main(argv: Sequence[str]) -> int:
     args = p.parse_args(argv)
     try:
         old, new = compare_mod.load_matrix(args.old), compare_mod.load_matrix(args.new)
-    except (OSError, ValueError) as exc:
+    except ReportFileError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(compare_mod.compare(old, new))
@@ -92,36 +93,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.from_dir is None and args.out is None:
         parser.error("give --out DIR to run, or --from DIR to re-render saved results")
+    interrupted = False
     if args.from_dir is not None:
         if not model.results_files(args.from_dir):
             parser.error(f"--from {args.from_dir}: no results/*.jsonl there")
         out = args.out or args.from_dir
     else:
         out = args.out
-        options = run.RunOptions(timeout=args.timeout, keyword=args.keyword, suites=args.suites, pytest_args=args.pytest_arg)
-        specs = args.impl or run.default_specs()
-        out.mkdir(parents=True, exist_ok=True)
-        for stale in (out / "results").glob("*") if (out / "results").is_dir() else []:
-            if stale.suffix in (".jsonl", ".json", ".log"):
-                stale.unlink()  # results of an earlier run in this folder would mix into this one
-        (out / "environment.json").write_text(json.dumps(run.environment(_selection(args)), indent=1) + "\n", encoding="utf-8")
-        metas = run.run_all(specs, out, options, _log)
-        ready = [m["spec"] for m in metas if m.get("available")]
-        run.run_cross(ready, out, options, _log)
-        if not ready:
-            _log("no implementation could be loaded: the pages show why")
-        throughput_file = out / "throughput.json"
-        if throughput_file.exists():
-            throughput_file.unlink()
-        if ready and not args.no_throughput:
-            run.run_throughput(ready, out, repeats=max(1, args.repeats), size=args.throughput_size,
-                               timeout=args.throughput_timeout, log=_log)
-    matrix = model.load(args.from_dir or out)
+        try:
+            _run(args, out)
+        except (run.Interrupted, KeyboardInterrupt):
+            interrupted = True
+            _log(f"interrupted (Ctrl-C): the results so far stay in {out / 'results'}; the pages show them as incomplete")
+    try:
+        matrix = model.load(args.from_dir or out)
+    except (ReportFileError, ValueError) as exc:
+        _log(f"report: {exc}")
+        return 2
     for path in write_pages(matrix, out):
         _log(f"wrote {path}")
     for impl in matrix.implementations:
         _log(f"  {impl.name}: {verdict(matrix, impl)}")
-    return 0
+    return 130 if interrupted else 0
+
+
+def _run(args: argparse.Namespace, out: Path) -> None:
+    """Run the suites, the cross suite and the throughput measurement into ``out``."""
+    options = run.RunOptions(timeout=args.timeout, keyword=args.keyword, suites=args.suites, pytest_args=args.pytest_arg)
+    specs = args.impl or run.default_specs()
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in (out / "results").glob("*") if (out / "results").is_dir() else []:
+        if stale.suffix in (".jsonl", ".json", ".log"):
+            stale.unlink()  # results of an earlier run in this folder would mix into this one
+    (out / "throughput.json").unlink(missing_ok=True)
+    (out / "environment.json").write_text(json.dumps(run.environment(_selection(args)), indent=1) + "\n", encoding="utf-8")
+    metas = run.run_all(specs, out, options, _log)
+    ready = [m["spec"] for m in metas if m.get("available")]
+    run.run_cross(ready, out, options, _log)
+    if not ready:
+        _log("no implementation could be loaded: the pages show why")
+    if ready and not args.no_throughput:
+        run.run_throughput(ready, out, repeats=max(1, args.repeats), size=args.throughput_size,
+                           timeout=args.throughput_timeout, log=_log)
 
 
 if __name__ == "__main__":

@@ -6,24 +6,21 @@ versions of the suite or versions of an implementation.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .model import FORMAT_VERSION, SEVERITY
+from .model import SEVERITY
+from .saved import read_json
 
 #: Rows per table before the rest is summarised as a count.
 MAX_ROWS = 200
 
 
 def load_matrix(path: Path) -> dict[str, Any]:
-    """Read a matrix.json, refusing documents of another format version."""
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    got = doc.get("format_version") if isinstance(doc, dict) else None
-    if got != FORMAT_VERSION:
-        raise ValueError(f"{path}: format_version {got!r}, this tool reads {FORMAT_VERSION}")
-    return doc
+    """Read a matrix.json; ReportFileError (naming the file and the place) for anything else,
+    another format version included."""
+    return read_json(path, "matrix")
 
 
 def _direction(old: str | None, new: str | None) -> str:

@@ -5,6 +5,7 @@ line per case and implementation, written by the plugin's ``--results``),
 ``results/*.meta.json`` (how each implementation was run, its versions), and
 ``environment.json`` / ``throughput.json``. Any of the optional files may be missing: a
 folder holding only JSONL files written by a plain ``pytest --results`` run renders too.
+Every file present is checked (``saved``): a corrupt or foreign one is refused, never skipped.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.registry import requirements
+from . import saved
+from .saved import FORMAT_VERSION, ReportFileError
 
-#: Bumped when a consumer of matrix.json (``report compare``, other tools) must change.
-FORMAT_VERSION = 1
 #: Outcomes from worst to best: a cell shows its worst outcome.
 SEVERITY: tuple[str, ...] = ("crash", "timeout", "error", "fail", "warn", "unsupported", "pass")
 #: Outcomes that stop a test early: requirements it had not reached yet are not credited.
@@ -130,6 +131,8 @@ class Implementation:
         """Why this implementation's results may be incomplete; empty if the run was normal."""
         if not self.available:
             return f"not available: {self.reason}"
+        if self.run.get("interrupted"):
+            return f"the suite run was interrupted (Ctrl-C) after {self.run.get('seconds', 0):.0f} s: results are incomplete"
         if self.run.get("timed_out"):
             return f"the suite run timed out after {self.run.get('seconds', 0):.0f} s: results are incomplete"
         code = self.run.get("returncode")
@@ -203,72 +206,99 @@ class Matrix:
 # ---------------------------------------------------------------- loading
 
 
-def read_results(paths: Iterable[Path]) -> list[CaseResult]:
-    """Parse results JSONL files; lines that are not case records (headers, blanks) are skipped."""
-    out: list[CaseResult] = []
-    for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the last line of a run killed at its timeout may be cut short
-            if not isinstance(rec, dict) or "case" not in rec or "implementation" not in rec:
-                continue
-            out.append(
-                CaseResult(
-                    implementation=str(rec["implementation"]),
-                    case=str(rec["case"]),
-                    outcome=str(rec.get("outcome", "error")),
-                    level=str(rec.get("level", "MUST")),
-                    requirements=tuple(rec.get("requirements") or ()),
-                    message=str(rec.get("message") or ""),
-                    metrics=rec.get("metrics") or {},
-                    known=bool(rec.get("known", False)),
-                )
-            )
-    return out
+def _case(rec: Mapping[str, Any]) -> CaseResult:
+    """A results line already checked against schema/results.schema.json."""
+    return CaseResult(
+        implementation=rec["implementation"],
+        case=rec["case"],
+        outcome=rec["outcome"],
+        level=rec["level"],
+        requirements=tuple(rec["requirements"]),
+        message=rec["message"],
+        metrics=rec["metrics"],
+        known=rec.get("known", False),
+    )
+
+
+def read_results(paths: Iterable[Path], *, stopped: bool = False) -> list[CaseResult]:
+    """Parse results files, refusing any line that is not a valid results line (ReportFileError).
+
+    ``stopped``: the runs that wrote them were stopped (timeout, signal, Ctrl-C), so a last
+    line without its newline was cut short and is left out.
+    """
+    return [_case(rec) for path in paths for rec in saved.read_results(path, stopped=stopped)]
+
+
+def _results_dir(folder: Path) -> Path:
+    sub = folder / "results"
+    return sub if sub.is_dir() else folder
 
 
 def results_files(folder: Path) -> list[Path]:
     """The JSONL files of a report folder (``results/``), or of a bare folder of them."""
-    sub = folder / "results"
-    return sorted((sub if sub.is_dir() else folder).glob("*.jsonl"))
+    return sorted(_results_dir(folder).glob("*.jsonl"))
+
+
+def _read_metas(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
+    return [(path, saved.read_json(path, "meta")) for path in sorted(_results_dir(folder).glob("*.meta.json"))]
+
+
+def _implementation(m: Mapping[str, Any]) -> Implementation:
+    return Implementation(
+        name=m["name"],
+        spec=m["spec"],
+        roles=tuple(m.get("roles") or ()),
+        versions=m.get("versions") or {},
+        available=m["available"],
+        reason=m.get("reason", ""),
+        run=m["run"],
+    )
+
+
+def _in_run_order(metas: Iterable[tuple[Path, Mapping[str, Any]]]) -> list[Implementation]:
+    return sorted((_implementation(m) for _, m in metas), key=lambda i: (i.run.get("order", 1_000_000), i.name))
 
 
 def read_meta(folder: Path) -> list[Implementation]:
-    sub = folder / "results"
-    impls = []
-    for path in sorted((sub if sub.is_dir() else folder).glob("*.meta.json")):
-        m = json.loads(path.read_text(encoding="utf-8"))
-        impls.append(
-            Implementation(
-                name=m["name"],
-                spec=m.get("spec", m["name"]),
-                roles=tuple(m.get("roles") or ()),
-                versions=m.get("versions") or {},
-                available=m.get("available", True),
-                reason=m.get("reason", ""),
-                run=m.get("run") or {},
-            )
-        )
-    impls.sort(key=lambda i: (i.run.get("order", 1_000_000), i.name))
-    return impls
+    """The implementations of a report folder's ``*.meta.json``, in the order they ran."""
+    return _in_run_order(_read_metas(folder))
 
 
-def _read_optional(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+def _read_optional(path: Path, definition: str) -> Any:
+    return saved.read_json(path, definition) if path.is_file() else None
+
+
+def _read_checked_results(folder: Path, metas: Sequence[tuple[Path, Mapping[str, Any]]]) -> list[CaseResult]:
+    """Every results file of the folder, each checked against the run that wrote it where one is recorded."""
+    where = _results_dir(folder)
+    runs: dict[str, tuple[Path, Mapping[str, Any], set[str] | None]] = {
+        path.name.removesuffix(".meta.json"): (path, m["run"], {m["name"], NO_IMPL}) for path, m in metas
+    }
+    cross = where / f"{saved.CROSS_STEM}.run.json"
+    if cross.is_file():
+        runs[saved.CROSS_STEM] = (cross, saved.read_json(cross, "cross_run")["run"], None)
+    results: list[CaseResult] = []
+    for path in results_files(folder):
+        meta, run, names = runs.get(path.name.removesuffix(".jsonl"), (None, None, None))
+        records = saved.read_results(path, stopped=saved.stopped(run), implementations=names)
+        if meta is not None and run is not None and "command" in run:
+            saved.check_counts(path, records, run, meta)
+        results += [_case(r) for r in records]
+    for stem, (meta, run, _) in runs.items():
+        counted = sum((run.get("results") or {}).values())
+        if counted and not (where / f"{stem}.jsonl").is_file():
+            raise ReportFileError(f"{meta}: its run counted {counted} results, but {stem}.jsonl is missing")
+    return results
 
 
 def load(folder: Path) -> Matrix:
-    """Build the matrix from a report folder's saved files."""
-    results = read_results(results_files(folder))
+    """Build the matrix from a report folder's saved files; ReportFileError if one is corrupt or inconsistent."""
+    metas = _read_metas(folder)
     return build(
-        results,
-        implementations=read_meta(folder),
-        throughput=_read_optional(folder / "throughput.json"),
-        environment=_read_optional(folder / "environment.json") or {},
+        _read_checked_results(folder, metas),
+        implementations=_in_run_order(metas),
+        throughput=_read_optional(folder / "throughput.json", "throughput"),
+        environment=_read_optional(folder / "environment.json", "environment") or {},
     )
 
 
@@ -392,6 +422,11 @@ def build(
     generated: str = "",
 ) -> Matrix:
     """Group results by implementation and requirement; attach cross, rate-distortion, notes."""
+    unknown = [r for r in results if r.outcome not in SEVERITY]
+    if unknown:
+        r = unknown[0]
+        raise ValueError(f"{len(unknown)} result(s) with an unknown outcome, e.g. {r.implementation} / {r.case}: "
+                         f"{r.outcome!r} (outcomes are {', '.join(SEVERITY)})")
     results = _shared_once(results)
     impls = list(implementations)
     known_names = {i.name for i in impls}
@@ -507,6 +542,7 @@ def to_json(m: Matrix) -> dict[str, Any]:
 __all__ = [
     "FORMAT_VERSION",
     "NO_IMPL",
+    "ReportFileError",
     "SEVERITY",
     "SHARED",
     "CaseResult",

@@ -27,6 +27,7 @@ from typing import Any
 from .. import __version__
 from ..adapters import BUILTINS, LIBRARIES
 from ..harnesses import HARNESSES
+from .saved import CROSS_STEM, FORMAT_VERSION
 
 Log = Callable[[str], None]
 #: pytest exit codes: 0 all passed, 1 some tests failed; anything else means the run went wrong.
@@ -82,6 +83,16 @@ def _targets(suites: Sequence[str]) -> list[str]:
 
 #: The suite that pairs encoders with decoders: it runs once over all implementations together.
 CROSS_SUITE = "cross"
+#: Seconds a pytest child has, after the Ctrl-C it is passed, to finish its summary before it is killed.
+INTERRUPT_GRACE = 10.0
+
+
+class Interrupted(Exception):
+    """The user pressed Ctrl-C during a suite run: ``run`` is that run's record (its results so far are kept)."""
+
+    def __init__(self, run: dict[str, Any]) -> None:
+        super().__init__("interrupted by Ctrl-C")
+        self.run = run
 
 
 def _wants_cross(options: RunOptions) -> bool:
@@ -123,6 +134,15 @@ def _count(path: Path) -> Counter[str]:
     return counts
 
 
+def _interrupt(proc: subprocess.Popen[bytes]) -> None:
+    """Pass the user's Ctrl-C on to the pytest child (its own session does not get it) and let it finish."""
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=INTERRUPT_GRACE)
+    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+        _kill(proc)
+
+
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     """Kill the pytest child and anything it started (it leads its own process group)."""
     try:
@@ -138,7 +158,7 @@ def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options:
     log_path = results_dir / f"{stem}.log"
     cmd = pytest_command(spec, results.resolve(), options)
     start = time.monotonic()
-    timed_out = False
+    timed_out = interrupted = False
     # An empty ini in a private folder: pytest must not pick up the configuration of
     # whatever project the report happens to be run from.
     with tempfile.TemporaryDirectory(prefix="zjc-report-") as tmp:
@@ -163,25 +183,35 @@ def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options:
                     if now - last >= PROGRESS_EVERY:
                         last = now
                         log(f"    {stem}: {sum(_count(results).values())} results so far, {now - start:.0f} s")
+            except KeyboardInterrupt:
+                interrupted = True
+                _interrupt(proc)
             except BaseException:
-                # Its own session does not see the terminal's Ctrl-C: stop it here.
                 _kill(proc)
                 raise
     seconds = time.monotonic() - start
     text = log_path.read_text(encoding="utf-8", errors="replace")
-    return {
+    record = {
         "command": _shown(cmd, results.resolve()),
         "returncode": proc.returncode,
         "timed_out": timed_out,
+        "interrupted": interrupted,
         "seconds": round(seconds, 2),
         "log": log_path.name,
-        "log_tail": "" if proc.returncode in _NORMAL_EXIT and not timed_out else text[-LOG_TAIL:],
+        "log_tail": "" if proc.returncode in _NORMAL_EXIT and not (timed_out or interrupted) else text[-LOG_TAIL:],
         "results": dict(_count(results)),
     }
+    if interrupted:
+        raise Interrupted(record)
+    return record
 
 
 def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> list[dict[str, Any]]:
-    """Probe and run every implementation in turn; writes results/<name>.{jsonl,log,meta.json}."""
+    """Probe and run every implementation in turn; writes results/<name>.{jsonl,log,meta.json}.
+
+    On Ctrl-C, the implementation that was running keeps its results so far and its meta
+    (marked interrupted), and :class:`Interrupted` ends the loop.
+    """
     results_dir = out / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     metas: list[dict[str, Any]] = []
@@ -198,7 +228,12 @@ def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> l
             used[name] = spec
             versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
             log(f"    {name} ({versions}): running the suites (timeout {options.timeout:.0f} s)")
-            meta["run"] = run_suites(spec, stem, results_dir, options, log)
+            try:
+                meta["run"] = run_suites(spec, stem, results_dir, options, log)
+            except Interrupted as stop:
+                meta["run"] = {**stop.run, "order": order}
+                _write_meta(results_dir / f"{stem}.meta.json", meta)
+                raise
             run = meta["run"]
             counts = ", ".join(f"{n} {o}" for o, n in sorted(run["results"].items()))
             status = "timed out" if run["timed_out"] else f"exit {run['returncode']}"
@@ -207,9 +242,14 @@ def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> l
             log(f"    not available: {meta.get('reason')}")
             meta["run"] = {}
         meta["run"]["order"] = order
-        (results_dir / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        _write_meta(results_dir / f"{stem}.meta.json", meta)
         metas.append(meta)
     return metas
+
+
+def _write_meta(path: Path, meta: dict[str, Any]) -> None:
+    meta["format_version"] = FORMAT_VERSION
+    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
 
 def run_cross(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> dict[str, Any] | None:
@@ -217,7 +257,18 @@ def run_cross(specs: Sequence[str], out: Path, options: RunOptions, log: Log) ->
     if len(specs) < 2 or not _wants_cross(options):
         return None
     log(f"cross: {len(specs)} implementations, every encoder x decoder pair")
-    record = run_suites(list(specs), "cross-pairs", out / "results", options, log)
+
+    def save(record: dict[str, Any]) -> None:
+        # What a meta is to an implementation's run: the loader checks the results file against it.
+        doc = {"format_version": FORMAT_VERSION, "specs": list(specs), "run": record}
+        (out / "results" / f"{CROSS_STEM}.run.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+    try:
+        record = run_suites(list(specs), CROSS_STEM, out / "results", options, log)
+    except Interrupted as stop:
+        save(stop.run)
+        raise
+    save(record)
     log(f"cross: {sum(record['results'].values())} results in {record['seconds']:.1f} s")
     return record
 
@@ -241,6 +292,7 @@ def run_throughput(specs: Sequence[str], out: Path, *, repeats: int, size: int, 
         else:
             doc = {"error": f"the measurement exited with {done.returncode}: {done.stderr.strip()[-600:]}"}
     if "error" in doc:
+        doc = {"format_version": FORMAT_VERSION, "error": doc["error"]}
         path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         log(f"throughput: {doc['error']}")
     else:
@@ -258,6 +310,7 @@ def _dist_version(name: str) -> str:
 def environment(selection: str) -> dict[str, Any]:
     """Where and when the run happened (written to out/environment.json)."""
     return {
+        "format_version": FORMAT_VERSION,
         "generated": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "zarr_jpeg_conformance": __version__,
         "python": f"{platform.python_implementation()} {platform.python_version()}",

@@ -33,6 +33,8 @@ import numpy as np
 from ..adapters import Adapter, AdapterLoadError, load_adapter
 from ..corpus.images import make_image
 from ..corpus.modes import MODE
+from ..judging.verdict import MAX_TEXT, clip
+from .saved import FORMAT_VERSION
 
 MODES = ("gray", "ycbcr-420", "rgb")
 QUALITY = 90
@@ -40,7 +42,6 @@ KIND = "natural"
 DEFAULT_SIZE = 1024
 #: Odd, for a true median; at 3-30 ms a call the table for three implementations takes about 3 s.
 DEFAULT_REPEATS = 21
-FORMAT_VERSION = 1
 
 
 @dataclass
@@ -57,14 +58,19 @@ class _Task:
     times: list[float] = field(default_factory=list)
 
 
+def _said(exc: BaseException) -> str:
+    """An implementation's exception as a message of the table, capped like every message of a results file."""
+    return f"{type(exc).__name__}: {clip(str(exc), MAX_TEXT)}"
+
+
 def _try(func: Callable[[], Any]) -> tuple[Any, str | None, str]:
     """(value, None, "") or (None, "unsupported"|"error", message); rejections are ValueError/TypeError."""
     try:
         return func(), None, ""
     except (ValueError, TypeError) as exc:
-        return None, "unsupported", f"{type(exc).__name__}: {exc}"
+        return None, "unsupported", _said(exc)
     except Exception as exc:  # noqa: BLE001 - any other failure is reported in the table, not raised
-        return None, "error", f"{type(exc).__name__}: {exc}"
+        return None, "error", _said(exc)
 
 
 def _prepare(adapters: Sequence[Adapter], size: int) -> list[_Task]:
@@ -146,7 +152,7 @@ def measure(
                 try:
                     t.call()
                 except Exception as exc:  # noqa: BLE001 - a call that worked in the warm-up failed now
-                    t.status, t.message = "error", f"{type(exc).__name__}: {exc}"
+                    t.status, t.message = "error", _said(exc)
                     continue
                 t.times.append(time.perf_counter() - start)
     best: dict[tuple[str, str], float] = {}

@@ -86,6 +86,23 @@ def test_a_listed_case_that_passes_fails_the_run(pytester: pytest.Pytester) -> N
     assert records["config.quality.byte-max"]["outcome"] == "fail" and "known" not in records["config.quality.byte-max"]
 
 
+def test_a_listed_case_that_comes_out_unsupported_is_not_an_unexpected_pass(pytester: pytest.Pytester) -> None:
+    """A clean refusal of an optional feature is no failure, but no pass either: the entry does
+    not fail the run (it used to, as an "unexpected pass"), the case stays a skip, and the
+    summary says the entry is not needed."""
+    listed = _file(pytester, _entries([*FAILING, "config.optional.luma-1x3"]))
+    result = pytester.runpytest(str(SUITES / "test_parse.py"), "-p", "no:cacheprovider", "-k", "quality or luma-1x3",
+                                "--impl=hostile_adapters:LaxWithoutLuma13", "--results=results.jsonl", "-rxX",
+                                f"--known-failures={listed}")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    outcomes = result.parseoutcomes()
+    assert outcomes["xfailed"] == 4 and outcomes["skipped"] == 1 and "failed" not in outcomes
+    record = _records(pytester)["config.optional.luma-1x3"]
+    assert record["outcome"] == "unsupported" and record["known"] is True and "unexpected pass" not in record["message"]
+    result.stdout.fnmatch_lines([f"*{NAME}:*1 unsupported, 4 fail (known failures: 4, unexpected passes: 0, "
+                                 "listed but unsupported: 1, a clean refusal, not a failure: the entries are not needed)"])
+
+
 def test_unknown_case_ids_are_warned_about(pytester: pytest.Pytester) -> None:
     path = _file(pytester, _entries([*FAILING, "config.quality.eleven", "roundtrip.nothing[here]"]))
     result = _run(pytester, f"--known-failures={path}")

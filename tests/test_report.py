@@ -7,9 +7,12 @@ show is known exactly; one test runs the real command on one implementation and 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -17,15 +20,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from zarr_jpeg_conformance.report import compare, model, render_html, render_md, run, svg, throughput
+from zarr_jpeg_conformance.report import compare, model, render_html, render_md, run, svg, throughput, wording
 from zarr_jpeg_conformance.report.__main__ import main
 
 Q01 = '[JPEG-Q-01 MUST] "quality (integer, required): the JPEG encoding quality, in the range 1–100."'
 
 
 def _rec(impl: str, case: str, outcome: str, reqs: list[str], message: str = "", **metrics: Any) -> dict[str, Any]:
-    return {"implementation": impl, "case": case, "outcome": outcome, "requirements": reqs, "level": "MUST",
-            "message": message, "metrics": metrics, "test": f"suites/x.py::t[{impl}-{case}]"}
+    return {"format_version": 1, "implementation": impl, "case": case, "outcome": outcome, "requirements": reqs,
+            "level": "MUST", "message": message, "metrics": metrics, "test": f"suites/x.py::t[{impl}-{case}]"}
 
 
 def _records() -> list[dict[str, Any]]:
@@ -60,16 +63,16 @@ def _write_folder(folder: Path, records: list[dict[str, Any]], *, with_meta: boo
     for r in records:
         by_impl.setdefault(r["implementation"], []).append(r)
     for order, (impl, recs) in enumerate(by_impl.items()):
-        lines = [json.dumps({"header": True, "implementation": impl})] + [json.dumps(r) for r in recs]
+        lines = [json.dumps(r) for r in recs]
         (folder / "results" / f"{impl}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         if with_meta:
-            meta = {"spec": impl, "name": impl, "available": True, "roles": ["decode", "encode"],
+            meta = {"format_version": 1, "spec": impl, "name": impl, "available": True, "roles": ["decode", "encode"],
                     "versions": {"lib": f"{order + 1}.0"}, "run": {"order": order, "returncode": 1, "timed_out": False, "seconds": 1.5}}
             (folder / "results" / f"{impl}.meta.json").write_text(json.dumps(meta), encoding="utf-8")
     if with_meta:
-        gone = {"spec": "gamma", "name": "gamma", "available": False, "reason": "cannot import 'gammajpeg'", "run": {"order": 9}}
+        gone = {"format_version": 1, "spec": "gamma", "name": "gamma", "available": False, "reason": "cannot import 'gammajpeg'", "run": {"order": 9}}
         (folder / "results" / "gamma.meta.json").write_text(json.dumps(gone), encoding="utf-8")
-        (folder / "environment.json").write_text(json.dumps({"generated": "2026-11-30 00:00 UTC", "python": "CPython 3.11"}))
+        (folder / "environment.json").write_text(json.dumps({"format_version": 1, "generated": "2026-11-30 00:00 UTC", "python": "CPython 3.11"}))
         tp = throughput.measure([_Fake("alpha"), _Fake("beta", rgb=False)], size=32, repeats=3)
         (folder / "throughput.json").write_text(json.dumps(tp))
     return folder
@@ -182,10 +185,151 @@ def test_tests_without_implementation_are_shown_once() -> None:
     assert m.cases[model.SHARED]["store.gray-2d"].outcome == "fail"
 
 
-def test_cut_short_last_line_is_skipped(tmp_path: Path) -> None:
+def test_cut_short_last_line_is_skipped_only_when_the_run_was_stopped(tmp_path: Path) -> None:
+    """A run killed at its timeout may leave its last line unfinished (no newline after it);
+    that one line is left out, and only when the run is known to have been stopped."""
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(_records()[0]) + "\n" + json.dumps(_records()[1])[:40], encoding="utf-8")
-    assert [r.case for r in model.read_results([path])] == ["config.quality.zero"]
+    assert [r.case for r in model.read_results([path], stopped=True)] == ["config.quality.zero"]
+    with pytest.raises(model.ReportFileError, match=r"r\.jsonl, line 2: not a JSON line \(the last line, without a newline"):
+        model.read_results([path])
+
+
+def test_unknown_outcome_is_an_error_of_the_results_file(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to be ignored: a results file with only unknown outcomes read "meets every MUST tested"."""
+    path = folder / "results" / "alpha.jsonl"
+    lines = path.read_text().splitlines()
+    lines[0] = json.dumps({**json.loads(lines[0]), "outcome": "skipped"})
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(model.ReportFileError, match=r"alpha\.jsonl, line 1: outcome: 'skipped' is not one of"):
+        model.load(folder)
+    assert main(["--from", str(folder)]) == 2
+    assert "alpha.jsonl, line 1" in capsys.readouterr().err
+
+
+def test_verdict_counts_an_unknown_outcome_against_conformance(matrix: model.Matrix) -> None:
+    """A matrix built by other code: what is not pass, warn or unsupported is not conformance."""
+    with pytest.raises(ValueError, match=r"unknown outcome.*'skipped'"):
+        model.build([model.CaseResult("a", "c", "skipped", "MUST", (), "", {})])
+    alpha = next(i for i in matrix.implementations if i.name == "alpha")
+    cases = matrix.cases["alpha"]
+    for key, case in list(cases.items()):
+        cases[key] = replace(case, outcome="pass")
+    assert wording.verdict(matrix, alpha) == "meets every MUST tested"
+    cases["config.quality.zero"] = replace(cases["config.quality.zero"], outcome="bogus")
+    assert wording.verdict(matrix, alpha).startswith("does not conform: 1 bogus")
+
+
+def _corrupt(folder: Path, impl: str, number: int, line: str | None) -> Path:
+    path = folder / "results" / f"{impl}.jsonl"
+    lines = path.read_text().splitlines()
+    if line is None:
+        del lines[number - 1]
+    else:
+        lines[number - 1] = line
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"format_version": 1, "implementation": "beta", "case": "config.qu', "not a JSON line: Unterminated string"),
+        ("", "not a JSON line: Expecting value"),
+        ("[1, 2]", "expected a JSON object, got [1, 2]"),
+        ('{"format_version": 1, "implementation": "beta", "case": "x"}', "missing 'outcome', 'level', 'requirements'"),
+        (json.dumps({**_rec("beta", "x", "pass", []), "extra": 1}), "Additional properties are not allowed"),
+        (json.dumps(_rec("beta", "x", "pass", ["not-an-id"])), "requirements/0: 'not-an-id' does not match"),
+        (json.dumps({k: v for k, v in _rec("beta", "x", "pass", []).items() if k != "format_version"}), "no format_version"),
+        (json.dumps({**_rec("beta", "x", "pass", []), "format_version": 2}), "format_version 2; this version"),
+        (json.dumps(_rec("alpha", "x", "pass", [])), "a result of alpha in the results file of beta"),
+    ],
+    ids=["cut", "blank", "not-an-object", "no-outcome", "unknown-key", "bad-requirement", "no-version", "other-version",
+         "other-implementation"],
+)
+def test_a_corrupt_line_in_the_middle_is_refused(folder: Path, capsys: pytest.CaptureFixture[str], line: str,
+                                                 message: str) -> None:
+    """It used to be dropped in silence: a fail vanished and the verdict improved."""
+    _corrupt(folder, "beta", 2, line)
+    with pytest.raises(model.ReportFileError, match=re.escape("beta.jsonl, line 2: ") + ".*" + re.escape(message)):
+        model.load(folder)
+    assert main(["--from", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "beta.jsonl, line 2" in err and "Traceback" not in err
+
+
+def _ran(folder: Path, impl: str, **run: Any) -> None:
+    """Give a meta the record of a real run, with the outcome counts of its results file as it is now."""
+    path = folder / "results" / f"{impl}.meta.json"
+    meta = json.loads(path.read_text())
+    outcomes = [json.loads(line)["outcome"] for line in (folder / "results" / f"{impl}.jsonl").read_text().splitlines()]
+    meta["run"] = {**meta["run"], "command": "python -m pytest", "returncode": 1, "timed_out": False, "seconds": 1.0,
+                   "results": dict(Counter(outcomes)), **run}
+    path.write_text(json.dumps(meta))
+
+
+def _set_run(folder: Path, impl: str, **run: Any) -> None:
+    path = folder / "results" / f"{impl}.meta.json"
+    meta = json.loads(path.read_text())
+    meta["run"].update(run)
+    path.write_text(json.dumps(meta))
+
+
+def test_counts_of_the_meta_are_cross_checked(folder: Path) -> None:
+    """A line deleted since the run (valid on its own) is caught by the counts the run recorded."""
+    _ran(folder, "beta")
+    model.load(folder)  # consistent
+    _corrupt(folder, "beta", 2, None)
+    with pytest.raises(model.ReportFileError, match=r"beta\.jsonl: holds .* but beta\.meta\.json counted .*lines were lost"):
+        model.load(folder)
+
+
+def test_a_results_file_the_meta_counted_must_exist(folder: Path) -> None:
+    _ran(folder, "beta")
+    (folder / "results" / "beta.jsonl").unlink()
+    with pytest.raises(model.ReportFileError, match=r"beta\.meta\.json: its run counted 6 results, but beta\.jsonl is missing"):
+        model.load(folder)
+
+
+def test_a_cut_short_last_line_is_accepted_when_the_meta_says_the_run_was_stopped(folder: Path) -> None:
+    path = folder / "results" / "beta.jsonl"
+    _ran(folder, "beta", timed_out=True)
+    path.write_text(path.read_text() + json.dumps(_rec("beta", "y", "fail", []))[:30])
+    assert "y" not in model.load(folder).cases["beta"]
+    for stop in ({"returncode": -9}, {"interrupted": True}):
+        _set_run(folder, "beta", timed_out=False, **stop)
+        model.load(folder)
+    _set_run(folder, "beta", returncode=1, interrupted=False)
+    with pytest.raises(model.ReportFileError, match=r"line 7: not a JSON line \(the last line, without a newline"):
+        model.load(folder)
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "message"),
+    [
+        ("results/alpha.meta.json", {"format_version": None}, "no format_version"),
+        ("results/alpha.meta.json", {"available": "yes"}, "available: 'yes' is not of type 'boolean'; missing 'reason'"),
+        ("results/gamma.meta.json", {"reason": None}, "missing 'reason'"),
+        ("environment.json", {"format_version": 0}, "format_version 0; this version"),
+        ("environment.json", {"cpus": "two"}, "cpus: 'two' is not of type"),
+        ("throughput.json", {"format_version": None}, "no format_version"),
+        ("throughput.json", {"results": [{"implementation": "alpha", "op": "copy"}]}, "results/0/op: 'copy' is not one of"),
+    ],
+)
+def test_every_file_of_the_folder_is_checked(folder: Path, name: str, change: dict[str, Any], message: str) -> None:
+    path = folder / name
+    doc = json.loads(path.read_text())
+    doc.update(change)
+    path.write_text(json.dumps({k: v for k, v in doc.items() if v is not None}))
+    with pytest.raises(model.ReportFileError, match=re.escape(f"{path}: ") + ".*" + re.escape(message)):
+        model.load(folder)
+
+
+def test_cross_run_record_is_checked(folder: Path) -> None:
+    cross = folder / "results" / "cross-pairs.run.json"
+    cross.write_text(json.dumps({"specs": ["alpha", "beta"], "run": {}}))
+    with pytest.raises(model.ReportFileError, match=r"cross-pairs\.run\.json: no format_version"):
+        model.load(folder)
 
 
 def test_folder_without_meta_renders(tmp_path: Path) -> None:
@@ -318,6 +462,41 @@ def test_compare_cli(folder: Path, matrix: model.Matrix, tmp_path: Path, capsys:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format_version": 999}))
     assert main(["compare", str(a), str(bad)]) == 2
+
+
+def _broken_matrix(doc: dict[str, Any], how: str) -> str:
+    if how == "not-json":
+        return "{"
+    if how == "no-version":
+        del doc["format_version"]
+    elif how == "nameless":
+        del doc["implementations"][0]["name"]
+    elif how == "no-outcome":
+        del doc["cases"]["beta"]["config.quality.zero"]["outcome"]
+    elif how == "unknown-outcome":
+        doc["cases"]["beta"]["config.quality.zero"]["outcome"] = "passed"
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("not-json", "not JSON: Expecting property name"),
+        ("no-version", "no format_version"),
+        ("nameless", "implementations/0: missing 'name'"),
+        ("no-outcome", "cases/beta/config.quality.zero: missing 'outcome'"),
+        ("unknown-outcome", "cases/beta/config.quality.zero/outcome: 'passed' is not one of"),
+    ],
+)
+def test_compare_refuses_broken_inputs_by_name(matrix: model.Matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               how: str, message: str) -> None:
+    """They used to end in a raw traceback (KeyError) or an error naming no file."""
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(model.to_json(matrix)))
+    bad.write_text(_broken_matrix(model.to_json(matrix), how))
+    assert main(["compare", str(good), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"compare: {bad}: " in err and message in err and "Traceback" not in err
 
 
 def test_from_folder_rerenders(folder: Path) -> None:

@@ -1,0 +1,161 @@
+"""Reading the files a run saves, refusing any that this version did not write or that was damaged.
+
+The matrix is only as true as its inputs: a results line dropped in silence can remove a
+``fail`` and improve a verdict. So every results line is checked against
+``schema/results.schema.json``, every other file of a report folder (meta, cross run,
+environment, throughput) and every ``compare`` input against its definition in
+``schema/report-files.schema.json``, each for its ``format_version`` first; the outcome
+counts a run recorded in its meta are checked against its results file. A problem is a
+:class:`ReportFileError` naming the file, the line and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from ..corpus.registry import load_json
+
+#: ``format_version`` of every file this version writes: results lines, meta, cross run,
+#: environment, throughput, matrix.json.
+FORMAT_VERSION = 1
+#: The results file (and run record) of the cross suite's run over every implementation together.
+CROSS_STEM = "cross-pairs"
+RESULTS_SCHEMA = "results.schema.json"
+FILES_SCHEMA = "report-files.schema.json"
+#: Longest piece of a file quoted in an error message, and most problems listed for one document.
+_QUOTE = 200
+_ERRORS = 3
+
+
+class ReportFileError(ValueError):
+    """A saved file is corrupt, of another format version, or contradicts another file."""
+
+
+@cache
+def _validator(schema: str, definition: str | None) -> jsonschema.Draft202012Validator:
+    doc = load_json("schema", schema)
+    if definition is not None:
+        doc = {"$defs": doc["$defs"], "$ref": f"#/$defs/{definition}"}
+    return jsonschema.Draft202012Validator(doc)
+
+
+def _quote(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= _QUOTE else f"{text[:_QUOTE]}... ({len(text):,} characters)"
+
+
+def check(doc: Any, where: str, schema: str, definition: str | None = None) -> None:
+    """Raise ReportFileError naming ``where`` unless ``doc`` is a valid document of this format version."""
+    if not isinstance(doc, dict):
+        raise ReportFileError(f"{where}: expected a JSON object, got {_quote(doc)}")
+    if "format_version" not in doc:
+        raise ReportFileError(f"{where}: no format_version: not written by this version of zarr-jpeg-conformance "
+                              f"(it writes and reads format_version {FORMAT_VERSION}); run the suites again")
+    if doc["format_version"] != FORMAT_VERSION:
+        raise ReportFileError(f"{where}: format_version {_quote(doc['format_version'])}; "
+                              f"this version of zarr-jpeg-conformance reads {FORMAT_VERSION}")
+    problems = _problems(_validator(schema, definition).iter_errors(doc))
+    if problems:
+        more = f" (and {len(problems) - _ERRORS} more)" if len(problems) > _ERRORS else ""
+        raise ReportFileError(f"{where}: {'; '.join(problems[:_ERRORS])}{more}")
+
+
+def _problems(errors: Iterable[jsonschema.ValidationError]) -> list[str]:
+    """One text per place, the most specific places first: a wrong value deep down says more
+    than what it entails above; missing members of one object are named together."""
+    missing: dict[tuple[str | int, ...], list[str]] = {}
+    other: list[tuple[tuple[str | int, ...], str]] = []
+    for error in errors:
+        path = tuple(error.absolute_path)
+        if error.validator == "required":
+            missing.setdefault(path, []).extend(v for v in error.validator_value if v not in error.instance)
+        else:
+            other.append((path, _quote(error.message)))
+    for path, names in missing.items():
+        other.append((path, "missing " + ", ".join(repr(n) for n in dict.fromkeys(names))))
+    other.sort(key=lambda p: (-len(p[0]), p[1]))
+    return [f"{'/'.join(map(str, path)) + ': ' if path else ''}{text}" for path, text in dict.fromkeys(other)]
+
+
+def read_json(path: Path, definition: str) -> dict[str, Any]:
+    """A JSON file of a report folder (or a matrix.json), checked against its schema definition."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportFileError(f"{path}: cannot read it: {exc}") from exc
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError alike
+        raise ReportFileError(f"{path}: not JSON: {exc}") from exc
+    check(doc, str(path), FILES_SCHEMA, definition)
+    return doc
+
+
+def read_results(path: Path, *, stopped: bool = False, implementations: set[str] | None = None) -> list[dict[str, Any]]:
+    """Every line of a results file, each checked against the results schema.
+
+    ``implementations``: the names the file may hold (that of the implementation whose
+    run wrote it, and "-" for tests that take none), when known.
+
+    Only the writer's last line may be cut short, and only when the run is known to have
+    been stopped (``stopped``: killed at its timeout, by a signal or by Ctrl-C), since then
+    it was never finished: that line has no newline after it. Anything else that is not
+    a valid line, blank lines included, is an error naming the line.
+    """
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ReportFileError(f"{path}: cannot read it: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ReportFileError(f"{path}: not UTF-8 text (byte {exc.start}): a damaged file") from exc
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # after the final newline
+        unfinished = None
+    else:
+        unfinished = len(lines)  # the last line has no newline: the writer did not finish it
+    records = []
+    for number, line in enumerate(lines, 1):
+        where = f"{path}, line {number}"
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            if number == unfinished and stopped:
+                continue  # cut short by the stop; the run's meta says the results are incomplete
+            hint = (" (the last line, without a newline: the run that wrote it was killed while writing, "
+                    "but nothing says it was stopped)") if number == unfinished else ""
+            raise ReportFileError(f"{where}: not a JSON line{hint}: {exc}: {_quote(line)}") from exc
+        check(record, where, RESULTS_SCHEMA)
+        if implementations is not None and record["implementation"] not in implementations:
+            raise ReportFileError(f"{where}: a result of {_quote(record['implementation'])} in the results file of "
+                                  f"{', '.join(sorted(implementations - {'-'}))}")
+        records.append(record)
+    return records
+
+
+def stopped(run: Mapping[str, Any] | None) -> bool:
+    """Whether a run record says the run was stopped before its end (its last line may be cut short)."""
+    if not run:
+        return False
+    code = run.get("returncode")
+    return bool(run.get("timed_out") or run.get("interrupted") or (isinstance(code, int) and code < 0))
+
+
+def check_counts(path: Path, records: list[dict[str, Any]], run: Mapping[str, Any], meta: Path) -> None:
+    """The outcomes a run counted when it ended (its meta) are the ones its results file holds."""
+    expected = {k: v for k, v in (run.get("results") or {}).items() if v}
+    found = dict(Counter(r["outcome"] for r in records))
+    if found != expected:
+        def text(counts: Mapping[str, int]) -> str:
+            return ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or "none"
+
+        raise ReportFileError(f"{path}: holds {text(found)}, but {meta.name} counted {text(expected)} when the run "
+                              "ended: lines were lost or added since")
+
+
+__all__ = ["FORMAT_VERSION", "ReportFileError", "check", "check_counts", "read_json", "read_results", "stopped"]
