@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -87,7 +88,7 @@ def fast_integer_dct(config: JpegConfig, image: np.ndarray) -> bytes:
 
 
 @cache
-def _turbojpeg() -> object:
+def _turbojpeg() -> Any:
     import turbojpeg as tj
 
     return tj.TurboJPEG()
@@ -106,7 +107,8 @@ def _mozjpeg(quant_table: int) -> Encoder:
             raise LookupError(f"libvips writes 4:4:4 and 4:2:0 only, not {config.luma_factors}")
         bands = image if config.components == 3 else image[:, :, :1]
         vips = pyvips.Image.new_from_array(np.ascontiguousarray(bands))
-        options = {"Q": config.quality, "trellis_quant": True, "overshoot_deringing": True, "quant_table": quant_table}
+        options: dict[str, Any] = {"Q": config.quality, "trellis_quant": True, "overshoot_deringing": True,
+                                   "quant_table": quant_table}
         if config.components == 3:
             options["subsample_mode"] = modes[config.luma_factors]
         return bytes(vips.jpegsave_buffer(**options))
