@@ -26,6 +26,7 @@ from zarr_jpeg_conformance.core.errors import StreamError
 from zarr_jpeg_conformance.core.markers import Component, StreamInfo, inspect, inspect_headers, inspect_rest
 from zarr_jpeg_conformance.core.stream import plan_decode
 from zarr_jpeg_conformance.corpus.images import make_image
+from zarr_jpeg_conformance.corpus.streams import stream_cases
 from zarr_jpeg_conformance.fixturegen.flat import (
     progressive_flat,
     progressive_repeats,
@@ -225,3 +226,33 @@ def test_inspect_rest_completes_the_header_walk(path: Path) -> None:
 def test_inspect_rest_completes_the_header_walk_of_mutated_streams(which: int, seed: int) -> None:
     data = mutate(CORPUS[which].read_bytes(), random.Random(seed))
     assert inspect_rest(data, inspect(data, entropy=False)) == inspect(data)
+
+
+# ----------------------------------------------------------------------------- the corpus
+
+
+def test_every_stream_the_corpus_decodes_passes_the_checks() -> None:
+    """No legal stream trips a bound: restart intervals, progressive, non-interleaved, APPn/COM, arithmetic."""
+    checked = 0
+    for case in stream_cases():
+        if case.expect == "reject":
+            continue
+        try:
+            plan_decode(parse_codec(case.codec), case.data(), case.chunk_shape)
+        except StreamError as exc:
+            assert exc.requirement not in ("JPEG-X-07", "JPEG-X-14") and (exc.requirement != "JPEG-X-15" or "many-markers" in case.id), (
+                f"{case.id}: {exc}"
+            )
+        checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize(
+    ("case_id", "requirement"),
+    [("stream.malformed.forged-small", "JPEG-X-07"), ("stream.malformed.progressive-repeated-scans", "JPEG-X-14"),
+     ("stream.malformed.sequential-repeated-scans", "JPEG-X-14"), ("stream.malformed.many-markers", "JPEG-X-15")],
+)  # fmt: skip
+def test_the_corpus_cases_are_rejected_for_their_reason(case_id: str, requirement: str) -> None:
+    case = next(c for c in stream_cases() if c.id == case_id)
+    _rejects(parse_codec(case.codec), case.data(), case.chunk_shape, requirement)
+    assert requirement == case.requirements[0]
