@@ -30,6 +30,14 @@ C420 = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": 
 C444 = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr", "subsampling": [[1, 1], [1, 1], [1, 1]]}}
 
 
+def _loads(name: str) -> bool:
+    try:
+        load_backend(name)
+    except BackendUnavailable:
+        return False
+    return True
+
+
 def _backend(name: str) -> BackendAdapter:
     try:
         return load_backend(name)
@@ -63,12 +71,7 @@ def test_corrupted_chunks_are_rejected_or_exact_in_a_strict_backend(name: str, r
 
 
 def test_the_zarr_codec_prefers_a_strict_backend() -> None:
-    loadable = []
-    for name in BACKENDS:
-        try:
-            loadable.append(load_backend(name))
-        except BackendUnavailable:
-            continue
+    loadable = [load_backend(name) for name in BACKENDS if _loads(name)]
     if not any(b.strict for b in loadable):
         pytest.skip("no strict backend is installed here (PyTurboJPEG with libturbojpeg)")
     assert loadable[0].strict, f"the first backend that loads, {loadable[0].name}, is not strict: {[b.name for b in loadable]}"
@@ -161,3 +164,13 @@ def test_the_same_streams_without_the_bomb_decode(name: str) -> None:
     flat = backend.decode(backend.parse(GRAY), progressive_repeats(1024, 1024, 0), (1024, 1024))
     assert (flat == 128).all()
     assert (backend.decode(backend.parse(C444), sequential_repeats(256, 256, 0), (256, 256, 3)) == 128).all()
+
+
+@pytest.mark.parametrize("bomb", ["forged-16000x16000", "200000-segments"])
+def test_the_bombs_benchmark_measures_a_rejection(bomb: str) -> None:
+    """tools/bombs.py's adapter run (the library runs take seconds to minutes: not for CI)."""
+    from zarr_jpeg_conformance.tools import bombs
+
+    name = next(n for n in BACKENDS if _loads(n))
+    row = bombs.child(bomb, name, "adapter")
+    assert row["outcome"].startswith("StreamError") and row["peak_mb"] > 0 and row["bytes"] > 0, row
