@@ -57,7 +57,7 @@ MAX_SCANS_PER_COMPONENT = 64
 #: progressive stream adds a scan header and a table or two per scan, at most about 600 within
 #: MAX_SCANS_PER_COMPONENT; metadata adds few (an ICC profile takes at most 255 APP2 segments,
 #: ICC.1 Annex B.4). Segments cost work by their number, not the frame's size: Pillow parses them
-#: in Python at about 6 us each (200000 empty COM segments: 1.3 s, tools/bombs.py) and this
+#: in Python at 4-9 us each (200000 empty COM segments: 0.7-1.9 s, tools/bombs.py) and this
 #: project's walk at 10-25 us, so 1024 keeps the walk of a hostile stream to about 25 ms.
 MAX_MARKERS = 1024
 

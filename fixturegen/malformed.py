@@ -84,7 +84,7 @@ MALFORMED: tuple[Edited, ...] = (
            REPEATED_SCANS, None, lambda _d: progressive_repeats(256, 256, 500),
            "built by fixturegen.flat.progressive_repeats(256, 256, 500): a flat grey image",
            "Every repeat is a first scan of coefficients already sent (T.81 G.1.1.1.2) and costs 12 bytes but a "
-           "pass over all blocks; libjpeg warns about none. 10001 such scans of a 2048x2048 frame take 15-24 s "
+           "pass over all blocks; libjpeg warns about none. 10001 such scans of a 2048x2048 frame take 11-24 s "
            "in every backend (tools/bombs.py). A decoder SHOULD reject (JPEG-X-14).",
            codec=GRAY, chunk_shape=(256, 256), structure={"sof": 0xC2}),
     Edited("sequential-repeated-scans", "baseline 64x64x3, scans of components 1, 2, 3, then component 1's 100 times more",
