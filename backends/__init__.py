@@ -17,10 +17,14 @@ if TYPE_CHECKING:
     from .base import BackendAdapter
 
 #: Backends by name, in the zarr codec's order of preference: "module:class" under this package.
+#: turbojpeg comes first because it is the one strict backend (BackendAdapter.strict): imagecodecs
+#: and Pillow return corrupt entropy-coded data as pixels, off by up to 245 levels, and their
+#: APIs offer no way to make libjpeg's warnings errors. They stay available by name, and
+#: imagecodecs does more (YCbCr passthrough, any sampling factors, 65501-65535).
 BACKENDS: dict[str, str] = {
+    "turbojpeg": "turbojpeg:TurboJpegAdapter",
     "imagecodecs": "imagecodecs:ImagecodecsAdapter",
     "pillow": "pillow:PillowAdapter",
-    "turbojpeg": "turbojpeg:TurboJpegAdapter",
 }
 
 

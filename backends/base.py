@@ -54,6 +54,12 @@ class BackendAdapter:
     max_dimension: ClassVar[int] = 65500
     #: Exceptions of the library that mean a clean refusal of the input.
     backend_errors: ClassVar[tuple[type[BaseException], ...]] = (OSError,)
+    #: True if a stream libjpeg-turbo only warns about (corrupt entropy-coded data: a bad
+    #: Huffman code, a scan that ends early, bytes left over before a marker) is rejected, so
+    #: that every decode is either refused or exactly libjpeg-turbo's strict decode
+    #: (tools/corrupt_chunks.py measures it). The checks of core (truncation, the entropy
+    #: floor, the scan rules) run for every backend; only the library can see inside a scan.
+    strict: ClassVar[bool] = False
 
     # ---------------------------------------------------------------- contract
 

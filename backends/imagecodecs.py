@@ -22,6 +22,10 @@ class ImagecodecsAdapter(BackendAdapter):
     forces_color_space = True
     max_dimension = 65535
     backend_errors = (imagecodecs.Jpeg8Error,)
+    # jpeg8_decode has no strict option: its error manager leaves libjpeg's default
+    # emit_message counting warnings that nothing reads, and its output_message prints
+    # nothing, so corrupt entropy-coded data decodes to whatever libjpeg made of it.
+    strict = False
 
     def versions(self) -> dict[str, str]:
         return {"imagecodecs": imagecodecs.__version__, "libjpeg": imagecodecs.jpeg8_version()}

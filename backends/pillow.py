@@ -29,6 +29,10 @@ class PillowAdapter(BackendAdapter):
     native_ycbcr_input = True
     raw_ycbcr_output = True
     backend_errors = (OSError, Image.DecompressionBombError, SyntaxError)
+    # Pillow's JPEG decoder (libImaging/JpegDecode.c) silences libjpeg's messages and does not
+    # look at its warning count (the check is commented out), and no option changes that:
+    # corrupt entropy-coded data decodes silently. Truncation it reports ("image file is truncated").
+    strict = False
 
     def versions(self) -> dict[str, str]:
         return {"pillow": PIL.__version__, "libjpeg-turbo": str(features.version("libjpeg_turbo") or features.version("jpg"))}

@@ -29,6 +29,8 @@ _LEGACY_READABLE = frozenset(_SAMP)
 class TurboJpegAdapter(BackendAdapter):
     name = "turbojpeg"
     native_factors: frozenset[Factor] = frozenset(_SAMP)
+    # TJFLAG_STOPONWARNING turns libjpeg's corrupt-data warnings into errors (_decode_pixels).
+    strict = True
 
     def __init__(self) -> None:
         self._tj = tj.TurboJPEG()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Component", "StreamInfo", "inspect", "inspect_headers"]
+__all__ = ["Component", "StreamInfo", "inspect", "inspect_headers", "inspect_rest"]
 
 SOI, EOI, SOS, DQT, DHT, DAC, DRI, DNL, COM = 0xD8, 0xD9, 0xDA, 0xDB, 0xC4, 0xCC, 0xDD, 0xDC, 0xFE
 APP0, APP14 = 0xE0, 0xEE
@@ -85,6 +85,13 @@ class StreamInfo:
     #: False when inspect(entropy=False) stopped after the first scan header of a stream
     #: ending in EOI: later scans, and markers inside entropy-coded data, were not read.
     walked_entropy: bool = True
+    #: Offset of the first scan's entropy-coded data (just past its SOS segment), if any.
+    entropy_start: int | None = None
+    #: (Ss, Se, Ah, Al) of each scan in :attr:`scans`: spectral band and successive approximation.
+    scan_parameters: tuple[tuple[int, int, int, int], ...] = ()
+    #: Markers walked after SOI: every marker segment (SOS included) and standalone marker,
+    #: not the RSTn inside entropy-coded data.
+    markers: int = 0
 
     @property
     def baseline(self) -> bool:
@@ -166,6 +173,10 @@ class _Walk:
     unlisted: int = 0
     entropy: bool = True
     walked_entropy: bool = True
+    entropy_start: int | None = None
+    scan_parameters: list[tuple[int, int, int, int]] = field(default_factory=list)
+    markers: int = 0
+    max_markers: int | None = None
     _marker_offsets: np.ndarray | None = None
 
     def next_marker(self, pos: int) -> int | None:
@@ -215,16 +226,21 @@ class _Walk:
             trailing_bytes=self.trailing_bytes,
             problems=tuple(self.problems) + ((f"... and {self.unlisted} more problems",) if self.unlisted else ()),
             walked_entropy=self.walked_entropy,
+            entropy_start=self.entropy_start,
+            scan_parameters=tuple(self.scan_parameters),
+            markers=self.markers,
         )
 
 
-def inspect(data: bytes | bytearray | memoryview, *, entropy: bool = True) -> StreamInfo:
+def inspect(data: bytes | bytearray | memoryview, *, entropy: bool = True, max_markers: int | None = None) -> StreamInfo:
     """Walk the marker structure of ``data`` and report what it declares.
 
     Never raises for any bytes-like input, however malformed; raises ``TypeError`` only
-    when ``data`` is not ``bytes``, ``bytearray`` or ``memoryview``.
+    when ``data`` is not ``bytes``, ``bytearray`` or ``memoryview``. With ``max_markers``,
+    the walk stops after that many markers and reports one more than it allows, so that
+    a stream of millions of tiny segments costs no more than the limit to look at.
     """
-    walk = _Walk(_as_bytes(data), entropy=entropy)
+    walk = _Walk(_as_bytes(data), entropy=entropy, max_markers=max_markers)
     start = _find_soi(walk)
     if start is not None:
         _walk_segments(walk, start)
@@ -239,8 +255,8 @@ _HEADERS_MAX = 64
 _HEADER_SEGMENTS_MAX = 64
 
 
-def inspect_headers(data: bytes) -> StreamInfo:
-    """``inspect(data, entropy=False)``, answered from a cache when the same headers were seen.
+def inspect_headers(data: bytes, *, max_markers: int | None = None) -> StreamInfo:
+    """``inspect(data, entropy=False, max_markers=...)``, answered from a cache when the same headers were seen.
 
     The chunks of one array come from one encoder and one configuration, so their headers
     are byte-identical, and parsing them is most of the cost of the checks made before each
@@ -251,11 +267,12 @@ def inspect_headers(data: bytes) -> StreamInfo:
     """
     end = _plain_header_end(data) if isinstance(data, bytes) else None
     if end is None:
-        return inspect(data, entropy=False)
+        return inspect(data, entropy=False, max_markers=max_markers)
+    # A plain header has at most _HEADER_SEGMENTS_MAX segments, under any useful limit.
     key = data[:end]
     info = _HEADERS.get(key)
     if info is None:
-        info = inspect(data, entropy=False)
+        info = inspect(data, entropy=False, max_markers=max_markers)
         if len(_HEADERS) >= _HEADERS_MAX:
             _HEADERS.clear()  # arrays with this many distinct headers get no help from a cache
         _HEADERS[key] = info
@@ -266,6 +283,32 @@ def inspect_headers(data: bytes) -> StreamInfo:
     copy.__dict__.update(info.__dict__)
     object.__setattr__(copy, "length", len(data))
     return copy
+
+
+def inspect_rest(data: bytes, headers: StreamInfo, *, max_markers: int | None = None) -> StreamInfo:
+    """``inspect(data, max_markers=...)``, given ``headers = inspect_headers(data)``: only what follows the
+    first scan header is walked (the headers are the cached part, the rest differs per chunk)."""
+    if headers.walked_entropy or headers.entropy_start is None:
+        return headers
+    if headers.problems:
+        # Some problems are only known at the end of a walk; carrying them on would list them twice.
+        return inspect(data, max_markers=max_markers)
+    walk = _Walk(data, max_markers=max_markers)
+    for name in _RESUMED:
+        value = getattr(headers, name)
+        setattr(walk, name, list(value) if isinstance(value, tuple) else value)
+    pos = _skip_entropy(walk, headers.entropy_start)
+    _walk_segments(walk, pos)
+    _check_completeness(walk)
+    return walk.freeze()
+
+
+#: What a header walk knows that the walk after the first scan header carries on from.
+_RESUMED = (
+    "soi", "sof", "precision", "height", "width", "components", "jfif", "adobe_transform", "dqt_precisions",
+    "huffman_tables", "scans", "restart_interval", "app_segments", "comments", "entropy_start",
+    "scan_parameters", "markers",
+)  # fmt: skip
 
 
 def _plain_header_end(data: bytes) -> int | None:
@@ -344,6 +387,10 @@ def _walk_segments(walk: _Walk, pos: int) -> None:
             if walk.trailing_bytes:
                 walk.problem(f"{walk.trailing_bytes} bytes after EOI")
             return
+        walk.markers += 1
+        if walk.max_markers is not None and walk.markers > walk.max_markers:
+            walk.problem(f"more than {walk.max_markers} markers: the rest (from offset {offset}) was not walked")
+            return
         pos = _dispatch(walk, marker, offset, pos)
 
 
@@ -379,6 +426,8 @@ def _segment(walk: _Walk, marker: int, offset: int, pos: int) -> int:
     if end >= n:
         return n
     if marker == SOS:
+        if walk.entropy_start is None:
+            walk.entropy_start = end
         if not walk.entropy and data.endswith(b"\xff\xd9"):
             # Headers are all read; the stream ends with EOI. Leave the entropy-coded
             # data (and any later scan headers) to the decoder.
@@ -499,6 +548,7 @@ def _parse_sos(walk: _Walk, offset: int, p: bytes) -> None:
     if not p:
         walk.problem(f"SOS at offset {offset} is empty")
         walk.scans.append(())
+        walk.scan_parameters.append((0, 0, 0, 0))
         return
     declared, room = p[0], max(0, (len(p) - 4) // 2)
     if not 1 <= declared <= 4:
@@ -509,6 +559,8 @@ def _parse_sos(walk: _Walk, offset: int, p: bytes) -> None:
         walk.problem(f"SOS at offset {offset} has {len(p) - 4 - 2 * declared} unexpected extra bytes")
     ids = tuple(p[1 + 2 * k] for k in range(min(declared, room)))
     walk.scans.append(ids)
+    band = p[1 + 2 * len(ids) : 4 + 2 * len(ids)].ljust(3, b"\x00")
+    walk.scan_parameters.append((band[0], band[1], band[2] >> 4, band[2] & 0x0F))
     _check_scan_ids(walk, ids)
 
 

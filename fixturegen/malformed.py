@@ -7,6 +7,7 @@ Each row is one byte edit of a reference stream (or of nothing); the defaults ar
 from __future__ import annotations
 
 from .edits import SOF, cut, cut_before_scan, dht_cut, noise_bytes, oversubscribed, patched, unchanged
+from .flat import progressive_repeats, sequential_repeats
 from .recipe import C444, GRAY, Edited, Recipe, Verdict
 from .reference import GRAY_BASE, SECOND_420, WIDE_BASE, YCC420_BASE
 
@@ -18,6 +19,11 @@ TRAILING = Verdict(("JPEG-X-11", "JPEG-DEC-01"), "MAY", "decode-or-reject")
 FORGED = Verdict(("JPEG-DIM-03", "JPEG-X-13", "JPEG-X-03"), "MUST", "reject")
 WRONG_SIZE = Verdict(("JPEG-DIM-03", "JPEG-DEC-03"), "MUST", "reject")
 REFACTORED = Verdict(("JPEG-X-08", "JPEG-DIM-03"), "SHOULD", "reject")
+TOO_SHORT = Verdict(("JPEG-X-07", "JPEG-X-13"), "SHOULD", "reject")
+REPEATED_SCANS = Verdict(("JPEG-X-14", "JPEG-X-15"), "SHOULD", "reject")
+TOO_MANY_MARKERS = Verdict(("JPEG-X-15", "JPEG-X-09"), "MAY", "decode-or-reject")
+#: Empty COM segments put before the frame of the many-markers case: past MAX_MARKERS (core.limits).
+COMMENTS = 1100
 
 MALFORMED: tuple[Edited, ...] = (
     Edited("empty", "zero bytes", BROKEN, None, unchanged, "b''",
@@ -67,6 +73,31 @@ MALFORMED: tuple[Edited, ...] = (
            "The chunk is 48x80: reject from the header alone. imagecodecs decodes such a header into "
            "4.3 GB in 26 s (backends.md 11.15); memory must stay bounded by the chunk (JPEG-X-13).",
            structure={"height": 65535, "width": 65535}),
+    Edited("forged-small", "frame header and chunk say 2048x2048, the data is a 48x80 image's", TOO_SHORT, YCC420_BASE,
+           patched(SOF, 5, (2048).to_bytes(2, "big") * 2), "SOF height and width set to 2048",
+           "The frame fits the chunk, but its 98304 blocks need at least 24576 bytes of entropy-coded data "
+           "(2 bits a block in a sequential Huffman scan, T.81 F.1.2) and the whole stream is 1478 bytes: it is "
+           "truncated, and can be rejected from its length before 12 MB are allocated (JPEG-X-07, JPEG-X-13). "
+           "imagecodecs returns such a stream as grey fill: 768 MB in 2-8 s for a 16000x16000 header (tools/bombs.py).",
+           chunk_shape=(2048, 2048, 3), structure={"height": 2048, "width": 2048}),
+    Edited("progressive-repeated-scans", "progressive 256x256 grayscale: one DC scan, then the same AC scan 501 times",
+           REPEATED_SCANS, None, lambda _d: progressive_repeats(256, 256, 500),
+           "built by fixturegen.flat.progressive_repeats(256, 256, 500): a flat grey image",
+           "Every repeat is a first scan of coefficients already sent (T.81 G.1.1.1.2) and costs 12 bytes but a "
+           "pass over all blocks; libjpeg warns about none. 10001 such scans of a 2048x2048 frame take 11-24 s "
+           "in every backend (tools/bombs.py). A decoder SHOULD reject (JPEG-X-14).",
+           codec=GRAY, chunk_shape=(256, 256), structure={"sof": 0xC2}),
+    Edited("sequential-repeated-scans", "baseline 64x64x3, scans of components 1, 2, 3, then component 1's 100 times more",
+           REPEATED_SCANS, None, lambda _d: sequential_repeats(64, 64, 100),
+           "built by fixturegen.flat.sequential_repeats(64, 64, 100): a flat grey image",
+           "A sequential frame codes each component in one scan (T.81 4.5, B.2.3); libjpeg decodes every repeat "
+           "again, without a warning, because the first scan did not hold all components (JPEG-X-14).",
+           codec=C444, chunk_shape=(64, 64, 3), structure={"sof": 0xC0}),
+    Edited("many-markers", f"a 48x80 4:2:0 stream after {COMMENTS} empty COM segments", TOO_MANY_MARKERS, YCC420_BASE,
+           lambda d: d[:2] + b"\xff\xfe\x00\x02" * COMMENTS + d[2:], f"{COMMENTS} COM segments of length 2 after SOI",
+           "Legal, but more markers than any encoder writes: a decoder MAY reject it (JPEG-X-15), as it may decode "
+           "it; what it decodes must be the image. Marker segments cost work by their number, not the frame's size.",
+           structure={"comments": COMMENTS}),
     Edited("size-mismatch", "a 48x80 stream decoded into a 48x64 chunk", WRONG_SIZE, YCC420_BASE,
            unchanged, "unchanged; decoded into a chunk of another size",
            "The samples cannot be reshaped to the chunk shape (JPEG-DIM-03).", chunk_shape=(48, 64, 3)),

@@ -117,6 +117,9 @@ def test_grayscale_stream_every_field(gray_stream: bytes) -> None:
         eoi=True,
         trailing_bytes=0,
         problems=(),
+        entropy_start=gray_stream.index(b"\xff\xda") + 10,
+        scan_parameters=((0, 63, 0, 0),),
+        markers=6,  # APP0, DQT, SOF0, DHT, DHT, SOS
     )
     assert info.baseline
     assert info.stored_color_space == info.libjpeg_color_space == "grayscale"

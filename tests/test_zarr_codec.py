@@ -127,7 +127,8 @@ def test_constructor_validates_like_from_dict() -> None:
          {"quality": 90, "encoded_color_space": "grayscale"}),
         ({"encoded_color_space": "ycbcr", "decoded_color_space": "rgb", "subsampling": [[2, 1], [1, 1], [1, 1]]},
          {"quality": 90, "encoded_color_space": "ycbcr", "subsampling": [[2, 1], [1, 1], [1, 1]]}),
-        ({"encoded_color_space": "ycbcr", "decoded_color_space": "ycbcr", "subsampling": [[1, 1]] * 3},
+        # YCbCr passthrough is optional (JPEG-DCS-05); the default backend, turbojpeg, lacks it.
+        ({"encoded_color_space": "ycbcr", "decoded_color_space": "ycbcr", "subsampling": [[1, 1]] * 3, "backend": "imagecodecs"},
          {"quality": 90, "encoded_color_space": "ycbcr", "decoded_color_space": "ycbcr", "subsampling": [[1, 1]] * 3}),
     ],
     ids=["rgb", "gray", "ycbcr-422", "passthrough"],

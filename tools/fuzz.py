@@ -13,8 +13,9 @@ import argparse
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -34,10 +35,20 @@ SEEDS: tuple[tuple[str, dict, tuple[int, ...]], ...] = (
 MARKERS = (0xD8, 0xD9, 0xDA, 0xC0, 0xC1, 0xC2, 0xC3, 0xC4, 0xDB, 0xDD, 0xD0, 0xE0, 0xEE, 0xFE)
 
 
-def seed_streams(encoder: Adapter) -> list[tuple[str, object, bytes, tuple[int, ...]]]:
-    """(name, parsed codec, stream, chunk shape) for every seed the encoder supports."""
+class Encoder(Protocol):
+    """What writing seeds takes: an adapter's parse and encode (an Adapter, or a backend)."""
+
+    def parse(self, codec: Mapping[str, Any]) -> object: ...
+
+    def encode(self, parsed: Any, chunk: np.ndarray) -> bytes: ...
+
+
+def seed_streams(
+    encoder: Encoder, modes: Sequence[tuple[str, dict, tuple[int, ...]]] = SEEDS
+) -> list[tuple[str, object, bytes, tuple[int, ...]]]:
+    """(name, parsed codec, stream, chunk shape) for every seed (of ``modes``) the encoder supports."""
     seeds = []
-    for name, codec_obj, shape in SEEDS:
+    for name, codec_obj, shape in modes:
         try:
             parsed = encoder.parse(codec_obj)
         except ValueError:

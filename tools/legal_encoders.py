@@ -156,7 +156,7 @@ def box_upsampling_decode(data: bytes, config: JpegConfig, shape: tuple[int, ...
     if config.components == 1 or config.encoded_color_space == "rgb" or config.luma_factors == (1, 1):
         return libjpeg_turbo_decode(data, config, shape)
     try:
-        planes = _turbojpeg().decode_to_yuv_planes(data)  # type: ignore[attr-defined]
+        planes = _turbojpeg().decode_to_yuv_planes(data)
     except OSError as exc:  # the legacy TurboJPEG API knows only the five common factor sets
         raise LookupError(f"TurboJPEG returns no planes of this stream: {exc}") from exc
     height, width = shape[0], shape[1]
