@@ -176,7 +176,7 @@ async function dispatch(library, state, request, payload) {
     return [{ status: "ok", handle }, null];
   }
   if (op !== "encode" && op !== "decode") throw new BadRequest(`unknown op ${show(op)}`);
-  if (!library.roles.includes(op)) throw new BadRequest(`this harness does not ${op} (its roles are ${show(library.roles)})`);
+  if (!library.roles.includes(op)) throw new BadRequest(`this harness only ${library.roles.join("s and ")}s (its roles are ${show(library.roles)})`);
   const config = state.parsed.get(request.handle);
   if (!config) throw new BadRequest(`unknown handle ${show(request.handle)}`);
   if (op === "encode") {
