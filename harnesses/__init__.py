@@ -182,9 +182,10 @@ BUILDS: dict[str, Build] = {
 #: GiB unless the trap handler is off, and then the memory's declared maximum (2 GiB in the
 #: Emscripten builds here). Under the client's address-space limit (--harness-memory,
 #: 2 GiB by default, of which Node itself reserves about 700 MiB) a second instance
-#: fails with "Cannot allocate Wasm memory". 256 MiB per memory is ample for a chunk,
-#: leaves room for the chunks themselves, and bounds a decoder that trusts a forged header.
-NODE_WASM_FLAGS = ("--disable-wasm-trap-handler", "--wasm-max-mem-pages=4096")
+#: fails with "Cannot allocate Wasm memory", and instances replaced after a failure pile
+#: up until V8 collects them. 128 MiB per memory holds a 65500 x 8 chunk many times over
+#: and bounds a decoder that trusts a forged header.
+NODE_WASM_FLAGS = ("--disable-wasm-trap-handler", "--wasm-max-mem-pages=2048")
 
 
 def _node_library(library: str) -> Callable[[Path], list[str]]:

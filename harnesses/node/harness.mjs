@@ -3,7 +3,7 @@
 // protocol (docs/protocol.md): each puts one library, called the way a Zarr codec written in
 // JavaScript would call it, under test.
 //
-//   node --disable-wasm-trap-handler --wasm-max-mem-pages=4096 harness.mjs \
+//   node --disable-wasm-trap-handler --wasm-max-mem-pages=2048 harness.mjs \
 //        --library jpeg-js|pdfjs|sharp|jsquash|cornerstone|chromium [--chromium PATH]
 //
 // `npm ci` in this folder installs the pinned packages. The flags bound what V8 reserves

@@ -25,25 +25,26 @@ export const library = () => ({
   async open() {
     let message = ""; // the last line libjpeg printed: the reason of an exit(1)
     const printed = { print: (text) => (message = text), printErr: (text) => (message = text) };
-    // In Node the modules cannot fetch their .wasm; init() takes it compiled.
+    // In Node the modules cannot fetch their .wasm; init() takes it compiled (once each).
     const encoderWasm = wasm("codec/enc/mozjpeg_enc.wasm");
-    let instances = null;
-    const load = async () => {
-      await initEncode(await WebAssembly.compile(encoderWasm), printed);
-      await initDecode(await WebAssembly.compile(wasm("codec/dec/mozjpeg_dec.wasm")), printed);
-      instances = true;
+    const modules = {
+      encode: { init: initEncode, wasm: await WebAssembly.compile(encoderWasm), run: encode, ready: false },
+      decode: { init: initDecode, wasm: await WebAssembly.compile(wasm("codec/dec/mozjpeg_dec.wasm")), run: decode, ready: false },
     };
-    await load();
-    const call = async (what, run) => {
-      if (!instances) await load();
+    const call = async (what, which, ...args) => {
+      const module = modules[which];
+      if (!module.ready) {
+        await module.init(module.wasm, printed);
+        module.ready = true;
+      }
       message = "";
       try {
-        return await run();
+        return await module.run(...args);
       } catch (err) {
         // After exit() the C program has ended mid-call (its stack is not unwound, nothing is
-        // freed), and after a trap its memory is undefined: the next call gets new instances.
+        // freed), and after a trap its memory is undefined: the next call gets a new instance.
         // Calling on into an exited module corrupts it within a few refusals.
-        if (err?.name === "ExitStatus" || err instanceof WebAssembly.RuntimeError) instances = null;
+        if (err?.name === "ExitStatus" || err instanceof WebAssembly.RuntimeError) module.ready = false;
         if (err?.name === "ExitStatus") throw new Rejection(undefined, `@jsquash/jpeg refused to ${what}: ${message || err.message}`, "ExitStatus");
         throw err;
       }
@@ -66,11 +67,11 @@ export const library = () => ({
           chroma_subsample: h,
         };
         const image = { data: toRGBA(samples, components), width, height };
-        return new Uint8Array(await call("encode the chunk", () => encode(image, options)));
+        return new Uint8Array(await call("encode the chunk", "encode", image, options));
       },
       async decode(config, bytes, chunkShape) {
         const [, , components] = fitFrame(config, readFrame(bytes), chunkShape, bytes.length);
-        const image = await call("decode the stream", () => decode(bytes.slice().buffer));
+        const image = await call("decode the stream", "decode", bytes.slice().buffer);
         return fromRGBA(image.data, components);
       },
     };
