@@ -201,3 +201,13 @@ def test_chromium_runs_without_an_address_space_limit() -> None:
                           input=b"", capture_output=True, preexec_fn=limit, timeout=60, check=False)
     assert done.returncode == 3, done.stderr
     assert b"--harness-memory 0" in done.stderr
+
+
+def test_chromium_missing_is_said_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without Chromium the browser row is unavailable and names the package; Node rows still run."""
+    import shutil
+
+    which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda program, *a, **k: None if program == "chromium" else which(program, *a, **k))
+    with pytest.raises(Unavailable, match=r"chromium not available: install Chromium \(Debian: apt-get install chromium\)"):
+        command("browser-chromium")
