@@ -20,6 +20,7 @@ the reason.
 
 from __future__ import annotations
 
+import resource
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
@@ -103,6 +104,9 @@ JAVAC = Toolchain("javac", (17,), ("-version",), "install a JDK >= 17 (Debian: a
 MAVEN = Toolchain("mvn", (3, 6, 3), ("-B", "-v"), "install Maven >= 3.6.3 (Debian: apt-get install maven)",
                   version_after="Apache Maven ")
 GO = Toolchain("go", (1, 19), ("version",), "install Go >= 1.19 (Debian: apt-get install golang-go)", version_after="go version go")
+# playwright-core 1.65 speaks the DevTools protocol of current Chromium; much older builds are untested.
+CHROMIUM = Toolchain("chromium", (120,), ("--version",), "install Chromium (Debian: apt-get install chromium)",
+                     version_after="Chromium")
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,10 @@ class Harness:
     #: Environment variables it needs, set through ``env`` in the command (so that the
     #: command printed by ``harnesses command NAME`` runs it the same way).
     environment: tuple[tuple[str, str], ...] = ()
+    #: Other programs it drives; each one's path is passed as ``--PROGRAM PATH``.
+    tools: tuple[Toolchain, ...] = ()
+    #: Why it cannot run under an address-space limit (RLIMIT_AS), if it cannot.
+    unlimited_address_space: str = ""
 
     def command(self) -> list[str]:
         """The argument list that runs it; Unavailable if it cannot run here."""
@@ -160,6 +168,8 @@ class Harness:
         argv = self.argv(build.path)
         if self.runtime is not None:
             argv[0] = self.runtime.executable()
+        for tool in self.tools:
+            argv += [f"--{tool.program}", tool.executable()]
         build.check_built()
         if self.environment:
             env = shutil.which("env")
@@ -168,15 +178,36 @@ class Harness:
             argv = [env, *(f"{key}={value}" for key, value in self.environment), *argv]
         return argv
 
+    def check_address_space(self) -> None:
+        """Unavailable if it cannot run under this process's address-space limit (RLIMIT_AS).
+
+        The client's limit (``--harness-memory``) is inherited by every process the harness
+        starts, and raising it again takes a privilege (CAP_SYS_RESOURCE) that neither a user
+        nor CI's container has; :func:`address_space_limit` tells the client not to set it.
+        """
+        if not self.unlimited_address_space:
+            return
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            raise Unavailable(
+                f"{self.name} cannot run under an address-space limit ({soft >> 20} MiB here): "
+                f"{self.unlimited_address_space}; run it with --harness-memory 0"
+            )
+
 
 # ---------------------------------------------------------------------------- the tables
 
 BUILDS: dict[str, Build] = {
     b.folder: b
     for b in (
-        # Optional dependencies of pdfjs-dist (a canvas binding) serve rendering, not JPEG decoding.
-        Build("node", (NODE, NPM), lambda t: [t[1], "ci", "--omit=optional", "--no-audit", "--no-fund"],
-              ("node_modules/jpeg-js/package.json", "node_modules/pdfjs-dist/package.json")),
+        # Not --omit=optional: sharp's native binaries (libvips) are optional dependencies,
+        # one per platform, and npm installs only this platform's. The price is pdf.js's
+        # optional canvas binding (about 30 MB), which JPEG decoding does not load.
+        Build("node", (NODE, NPM), lambda t: [t[1], "ci", "--no-audit", "--no-fund"],
+              ("node_modules/jpeg-js/package.json", "node_modules/pdfjs-dist/package.json",
+               "node_modules/sharp/package.json", "node_modules/@jsquash/jpeg/package.json",
+               "node_modules/@cornerstonejs/codec-libjpeg-turbo-8bit/package.json",
+               "node_modules/playwright-core/package.json")),
         # Exact versions of every dependency and plugin in pom.xml: a warm ~/.m2 builds offline.
         Build("java", (MAVEN, JAVAC), lambda t: [t[0], "-q", "-B", "-ntp", "-Dstyle.color=never", "package"],
               ("target/zarr-jpeg-harness.jar",)),
@@ -186,9 +217,21 @@ BUILDS: dict[str, Build] = {
 }
 
 
+#: V8 reserves address space for a WebAssembly memory up front: guard regions of several
+#: GiB unless the trap handler is off, and then the memory's declared maximum (2 GiB in the
+#: Emscripten builds here). Under the client's address-space limit (--harness-memory,
+#: 2 GiB by default, of which Node itself reserves about 700 MiB) a second instance
+#: fails with "Cannot allocate Wasm memory", and instances replaced after a failure pile
+#: up until V8 collects them. 128 MiB per memory holds a 65500 x 8 chunk many times over
+#: and bounds a decoder that trusts a forged header.
+NODE_WASM_FLAGS = ("--disable-wasm-trap-handler", "--wasm-max-mem-pages=2048")
 
-def _node_decoder(decoder: str) -> Callable[[Path], list[str]]:
-    return lambda folder: ["node", str(folder / "harness.mjs"), "--decoder", decoder]
+
+def _node_library(library: str) -> Callable[[Path], list[str]]:
+    return lambda folder: ["node", *NODE_WASM_FLAGS, str(folder / "harness.mjs"), "--library", library]
+
+
+NODE_JS = "JavaScript (Node.js)"
 
 
 def _java_library(library: str) -> Callable[[Path], list[str]]:
@@ -198,12 +241,29 @@ def _java_library(library: str) -> Callable[[Path], list[str]]:
 HARNESSES: dict[str, Harness] = {
     h.name: h
     for h in (
-        Harness("node-jpeg-js", "JavaScript (Node.js)",
+        Harness("node-jpeg-js", NODE_JS,
                 "jpeg-js 0.4.4 on Node.js, decode only (ignores APP14, like neuroglancer's jpgjs)",
-                "node", _node_decoder("jpeg-js"), NODE),
-        Harness("node-pdfjs", "JavaScript (Node.js)",
+                "node", _node_library("jpeg-js"), NODE),
+        Harness("node-pdfjs", NODE_JS,
                 "pdf.js 5.6.205 JpegImage on Node.js, decode only (the upstream of neuroglancer's jpgjs)",
-                "node", _node_decoder("pdfjs"), NODE),
+                "node", _node_library("pdfjs"), NODE),
+        Harness("node-sharp", NODE_JS,
+                "sharp (libvips with mozjpeg) on Node.js: encode 4:4:4 and 4:2:0 only, decode",
+                "node", _node_library("sharp"), NODE),
+        Harness("node-jsquash", NODE_JS,
+                "@jsquash/jpeg (mozjpeg compiled to WebAssembly, trellis quantization) on Node.js: "
+                "encode with equal horizontal and vertical factors only, decode",
+                "node", _node_library("jsquash"), NODE),
+        Harness("node-cornerstone", NODE_JS,
+                "@cornerstonejs/codec-libjpeg-turbo-8bit (libjpeg-turbo compiled to WebAssembly, as in "
+                "medical web viewers) on Node.js: encode and decode through the TurboJPEG API",
+                "node", _node_library("cornerstone"), NODE),
+        Harness("browser-chromium", "JavaScript (browser)",
+                "Chromium's own JPEG decoder as a web page gets it (createImageBitmap, canvas getImageData), "
+                "headless through playwright-core; decode only",
+                "node", _node_library("chromium"), NODE, tools=(CHROMIUM,),
+                unlimited_address_space="Chromium reserves tens of GiB of address space at start and aborts "
+                                        "(SIGTRAP) under any limit below about 64 GiB, even for --version"),
         Harness("java-imageio", "Java",
                 "the JDK's javax.imageio JPEG plugin (what zarr-java's proposed codec uses), encode and decode",
                 "java", _java_library("imageio"), JAVA, JVM_ENVIRONMENT),
@@ -215,6 +275,17 @@ HARNESSES: dict[str, Harness] = {
                 "go", lambda folder: [str(folder / "go-image-jpeg")]),
     )
 }
+
+
+def address_space_limit(argv: Sequence[str], requested: int | None) -> int | None:
+    """The address-space limit for a harness command: ``requested``, or None (no limit) for
+    a shipped harness that cannot run under one (``python -m zarr_jpeg_conformance.harnesses NAME``
+    with ``unlimited_address_space`` in its row). For the client that sets ``--harness-memory``."""
+    args = list(argv)
+    for i in range(len(args) - 2):
+        if args[i] == "-m" and args[i + 1] == __name__ and args[i + 2] in HARNESSES:
+            return None if HARNESSES[args[i + 2]].unlimited_address_space else requested
+    return requested
 
 
 def command(name: str) -> list[str]:
@@ -242,4 +313,5 @@ def install(folders: Sequence[str] = ()) -> dict[str, str]:
     return outcome
 
 
-__all__ = ["BUILDS", "HARNESSES", "JVM_ENVIRONMENT", "JVM_FLAGS", "NODE_DIR", "Build", "Harness", "Toolchain", "Unavailable", "command", "install"]
+__all__ = ["BUILDS", "CHROMIUM", "HARNESSES", "JVM_ENVIRONMENT", "JVM_FLAGS", "NODE_DIR", "Build", "Harness", "Toolchain",
+           "Unavailable", "address_space_limit", "command", "install"]

@@ -54,6 +54,9 @@ def main(argv: list[str]) -> int:
         if len(argv) != 1:
             print(f"unexpected arguments after {verb!r}: {' '.join(argv[1:])}", file=sys.stderr)
             return 2
+        # First: checking a toolchain runs it, and Chromium cannot even say its version under a limit.
+        if verb in HARNESSES:
+            HARNESSES[verb].check_address_space()
         argv_ = command(verb)
     except Unavailable as exc:
         print(exc, file=sys.stderr)
