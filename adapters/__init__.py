@@ -129,17 +129,22 @@ def _short(value: object) -> str:
     return f"{type(value).__name__} {text if len(text) <= 80 else text[:77] + '...'}"
 
 
-def load_adapter(spec: str) -> Adapter:
+def load_adapter(spec: str, *, memory_limit: int | str | None = "default") -> Adapter:
     """Resolve ``exec:COMMAND``, a built-in or library name, an entry-point name, or ``module:attr`` to an adapter.
 
     ``module:attr`` may name an Adapter instance, or a class / callable returning one.
+    ``memory_limit`` is the address-space limit of an ``exec:`` harness in bytes (None: none;
+    by default the client's default).
     Raises :class:`AdapterLoadError` with the reason when it cannot.
     """
     if spec.startswith("exec:"):
         # An out-of-process harness speaking the JSON-lines protocol (schema/protocol).
         from .remote import ExecAdapter
 
-        return _instantiate(lambda: ExecAdapter(spec.removeprefix("exec:")), spec)
+        command = spec.removeprefix("exec:")
+        if memory_limit == "default":
+            return _instantiate(lambda: ExecAdapter(command), spec)
+        return _instantiate(lambda: ExecAdapter(command, memory_limit=memory_limit), spec)  # type: ignore[arg-type]
     if spec in BUILTINS or spec in LIBRARIES:
         return _instantiate(_resolve_target(BUILTINS.get(spec) or LIBRARIES[spec]), spec)
     for ep in entry_points(group=ENTRY_POINT_GROUP):

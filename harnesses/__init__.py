@@ -21,6 +21,7 @@ the reason.
 from __future__ import annotations
 
 import resource
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
@@ -288,6 +289,11 @@ def address_space_limit(argv: Sequence[str], requested: int | None) -> int | Non
     return requested
 
 
+def spec_memory_limit(spec: str, requested: int | None) -> int | None:
+    """:func:`address_space_limit` of an ``--impl`` spec (``requested`` for anything but ``exec:``)."""
+    return address_space_limit(shlex.split(spec.removeprefix("exec:")), requested) if spec.startswith("exec:") else requested
+
+
 def command(name: str) -> list[str]:
     """The argument list that runs harness ``name``; Unavailable if it cannot run here."""
     if name not in HARNESSES:
@@ -314,4 +320,4 @@ def install(folders: Sequence[str] = ()) -> dict[str, str]:
 
 
 __all__ = ["BUILDS", "CHROMIUM", "HARNESSES", "JVM_ENVIRONMENT", "JVM_FLAGS", "NODE_DIR", "Build", "Harness", "Toolchain",
-           "Unavailable", "address_space_limit", "command", "install"]
+           "Unavailable", "address_space_limit", "command", "install", "spec_memory_limit"]

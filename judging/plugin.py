@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import signal
 import sys
 import threading
@@ -143,9 +144,13 @@ class _State:
         """Start a harness process; AdapterLoadError with the harness's reason if it cannot start."""
         from ..adapters import AdapterLoadError, _instantiate
         from ..adapters.remote import DEFAULT_TIMEOUT, ExecAdapter
+        from ..harnesses import address_space_limit
 
         try:
-            adapter = ExecAdapter(command, timeout=self.harness_timeout or DEFAULT_TIMEOUT, memory_limit=self.harness_memory)
+            argv = shlex.split(command) if isinstance(command, str) else command
+            # A shipped harness that cannot run under an address-space limit (a browser) gets none.
+            memory = address_space_limit(argv, self.harness_memory)
+            adapter = ExecAdapter(command, timeout=self.harness_timeout or DEFAULT_TIMEOUT, memory_limit=memory)
         except (OSError, RuntimeError) as exc:
             raise AdapterLoadError(f"{spec!r} could not start its harness: {type(exc).__name__}: {clip(str(exc), MAX_TEXT)}") from exc
         self.harnesses.append(adapter)

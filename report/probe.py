@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..adapters import AdapterLoadError, load_adapter
+from ..adapters.process import DEFAULT_MEMORY_LIMIT
+from ..harnesses import spec_memory_limit
 
 
 def probe(spec: str) -> dict[str, Any]:
     """What load_adapter(spec) gives: name, roles and versions, or the reason it fails."""
     try:
-        adapter = load_adapter(spec)
+        adapter = load_adapter(spec, memory_limit=spec_memory_limit(spec, DEFAULT_MEMORY_LIMIT))
     except AdapterLoadError as exc:
         return {"spec": spec, "available": False, "reason": str(exc)}
     try:

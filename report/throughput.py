@@ -31,8 +31,10 @@ from typing import Any
 import numpy as np
 
 from ..adapters import Adapter, AdapterLoadError, load_adapter
+from ..adapters.process import DEFAULT_MEMORY_LIMIT
 from ..corpus.images import make_image
 from ..corpus.modes import MODE
+from ..harnesses import spec_memory_limit
 from ..judging.verdict import MAX_TEXT, clip
 from .saved import FORMAT_VERSION
 
@@ -201,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     adapters: list[Adapter] = []
     for spec in args.impl:
         try:
-            adapters.append(load_adapter(spec))
+            adapters.append(load_adapter(spec, memory_limit=spec_memory_limit(spec, DEFAULT_MEMORY_LIMIT)))
         except AdapterLoadError as exc:
             print(f"throughput: skipping {spec}: {exc}", file=sys.stderr)
     doc = measure(adapters, size=args.size, repeats=max(1, args.repeats), log=lambda s: print(s, file=sys.stderr, flush=True))
