@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     action.add_argument("--update-manifest", action="store_true", help="only rewrite the sha256 manifest")
     action.add_argument("--measure", action="store_true", help="print decoder differences behind decode_tolerances")
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.add_argument("--impl", action="append", default=[], metavar="SPEC",
+                        help="with --measure: also measure this implementation (repeatable; as pytest's --impl)")
     parser.add_argument("--skip-stores", action="store_true", help="write the streams only; leave fixtures/stores as it is")
     args = parser.parse_args(argv)
     root = args.out.resolve() / "fixtures"
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.update_manifest:
             return update_manifest(root)
         if args.measure:
-            return measure()
+            return measure(args.impl)
         return generate(root, args.force, stores=not args.skip_stores)
     except CorpusError as exc:
         print(f"error: {exc}", file=sys.stderr)

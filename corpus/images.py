@@ -16,7 +16,7 @@ import numpy as np
 from .registry import resource
 
 KINDS = ("gradient", "noise", "edges", "checker", "detail", "zeros", "full", "natural", "fluorescence", "ramp", "axes",
-         "offsets", "luma")
+         "offsets", "luma", "chroma-edges")
 #: The public-domain NASA portrait shipped by scikit-image (astronaut), a 192x192 crop.
 NATURAL = ("fixtures", "images", "astronaut-192.npy")
 
@@ -69,6 +69,16 @@ def make_image(kind: str, height: int, width: int, channels: int = 3, seed: int 
             # "luma" is YCbCr input (passthrough) with constant Cb and Cr.
             base = 40 + 105 * x / max(width - 1, 1) + 45 * y / max(height - 1, 1)
             p = base + 30 * (c - 1) if kind == "offsets" or c == 0 else np.full((height, width), (100.0, 160.0)[c - 1])
+        elif kind == "chroma-edges":
+            # Smooth and dull inside, saturated colours in the last column and the last row:
+            # where an odd size leaves a chroma sample covering one real sample and padding, a
+            # decoder's edge rule (which chroma sample the last samples take) shows, and little
+            # else does.
+            p = [100 + 40 * x / max(width, 1), 110 + 30 * y / max(height, 1), np.full((height, width), 120.0)][c % 3] \
+                if channels == 3 else 100 + 40 * x / max(width, 1)
+            p = np.array(p, dtype=np.float64)
+            p[:, -1] = (230, 40, 60)[c % 3] if channels == 3 else 230
+            p[-1, :] = (40, 200, 230)[c % 3] if channels == 3 else 40
         elif kind == "noise":
             p = rng.integers(0, 256, size=(height, width)).astype(np.float64)
         elif kind == "edges":

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..core import color
 from ..core.chunk import image_shape
 from ..core.config import JpegConfig
 from ..core.markers import inspect
@@ -59,6 +60,9 @@ class StreamCase:
     source: Mapping[str, Any]
     encoder: Mapping[str, Any]
     reference_decoder: Mapping[str, Any] | None = None
+    #: Who decoded the stream independently of libjpeg-turbo and how far apart the two are,
+    #: or {"absent": why}.
+    second_decoder: Mapping[str, Any] | None = None
     comment: str | None = None
 
     @property
@@ -76,6 +80,14 @@ class StreamCase:
         raw = resource(*STREAMS, self.category, f"{self.id}.npy").read_bytes()
         return np.load(io.BytesIO(raw), allow_pickle=False)
 
+    def references(self) -> tuple[np.ndarray, ...]:
+        """The expected decodes: libjpeg-turbo's, and the independent decoder's where there is one."""
+        first = self.expected()
+        if not self.second_decoder or "absent" in self.second_decoder:
+            return (first,)
+        raw = resource(*STREAMS, self.category, f"{self.id}.alt.npy").read_bytes()
+        return first, np.load(io.BytesIO(raw), allow_pickle=False)
+
 
 def _case(category: Category, doc: Mapping[str, Any]) -> StreamCase:
     return StreamCase(
@@ -91,6 +103,7 @@ def _case(category: Category, doc: Mapping[str, Any]) -> StreamCase:
         source=doc["source"],
         encoder=doc["encoder"],
         reference_decoder=doc.get("reference_decoder"),
+        second_decoder=doc.get("second_decoder"),
         comment=doc.get("comment"),
     )
 
@@ -154,8 +167,9 @@ def reference_decode(data: bytes, config: JpegConfig, chunk_shape: Sequence[int]
     output = config.decoded_color_space
     if stored not in _SPACES or (stored == "grayscale") != (output == "grayscale"):
         raise ValueError(f"stream stores {stored}; cannot return {output}")
-    if stored == "rgb" and output == "ycbcr":
-        raise ValueError("an rgb stream under decoded_color_space ycbcr needs a conversion libjpeg does not make")
+    # An rgb-stored stream asked for YCbCr (JPEG-X-17): the stored RGB, converted by the JFIF
+    # equations as an encoder converts its input (core.color).
+    convert = stored == "rgb" and output == "ycbcr"
     out_space = "RGB" if (stored, output) == ("ycbcr", "rgb") else _SPACES[stored]
     try:
         pixels = imagecodecs.jpeg8_decode(data, colorspace=_SPACES[stored], outcolorspace=out_space)
@@ -164,6 +178,9 @@ def reference_decode(data: bytes, config: JpegConfig, chunk_shape: Sequence[int]
     pixels = np.asarray(pixels)
     if pixels.dtype != np.uint8 or pixels.size != height * width * components:
         raise ValueError(f"decoded {pixels.dtype} {pixels.shape} does not fit chunk shape {tuple(chunk_shape)}")
+    pixels = pixels.reshape(height, width, components)
+    if convert:
+        pixels = color.rgb_to_ycbcr(pixels)
     return np.ascontiguousarray(pixels.reshape(tuple(chunk_shape)))
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..core.config import parse_codec
 from ..core.markers import inspect
 from ..corpus.streams import CATEGORIES, reference_decode
-from ..judging.decode_tolerances import FAMILIES, difference, family_for
+from ..judging.decode_tolerances import difference, family_for, judge_decode
 from .cases import all_recipes
 from .make import bites
 from .manifest import MANIFEST, corpus_files
@@ -80,7 +80,12 @@ def _check_sidecar(recipe: Recipe, doc: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _check_stream(recipe: Recipe, data: bytes, doc: dict[str, Any], expected: np.ndarray | None) -> list[str]:
+def _references(recipe: Recipe, root: Path, expected: np.ndarray) -> tuple[np.ndarray, ...]:
+    alt = recipe.second_path(root)
+    return (expected, np.load(io.BytesIO(alt.read_bytes()), allow_pickle=False)) if alt.is_file() else (expected,)
+
+
+def _check_stream(recipe: Recipe, root: Path, data: bytes, doc: dict[str, Any], expected: np.ndarray | None) -> list[str]:
     info = inspect(data)
     problems = []
     if recipe.structure is not None and (complaint := recipe.structure(info)):
@@ -96,13 +101,39 @@ def _check_stream(recipe: Recipe, data: bytes, doc: dict[str, Any], expected: np
     if doc.get("tolerance") != family_for(info):
         problems.append(f"tolerance {doc.get('tolerance')!r}, but the stream's structure says {family_for(info)!r}")
     try:
-        bites(recipe.id, data, config.decoded_color_space, recipe.chunk_shape, expected, family_for(info))
+        bites(recipe.id, data, config.decoded_color_space, recipe.chunk_shape, _references(recipe, root, expected), family_for(info))
     except CorpusError as exc:
         problems.append(str(exc))
     return problems
 
 
-def _check_rebuild(recipe: Recipe, builder: Builder, data: bytes, expected: np.ndarray | None) -> tuple[str, list[str]]:
+def _check_second(recipe: Recipe, root: Path, doc: dict[str, Any], expected: np.ndarray | None) -> list[str]:
+    """The independent decode is there exactly when the sidecar names its decoder, and has the recorded spread.
+
+    It cannot be made again without its decoder (Go), so its bytes are held by the manifest;
+    what can be checked here is that it is the array the sidecar describes.
+    """
+    path, record = recipe.second_path(root), doc.get("second_decoder")
+    if expected is None:
+        return [f"a reject case has {path.name}"] if path.exists() else []
+    if record is None:
+        return ["sidecar has no second_decoder (who decoded the stream independently, or why nobody did)"]
+    if "absent" in record:
+        return [f"{path.name} exists but the sidecar says there is none"] if path.exists() else []
+    if not path.is_file():
+        return [f"sidecar names {record.get('name')!r} but {path.name} is missing"]
+    second = np.load(io.BytesIO(path.read_bytes()), allow_pickle=False)
+    if second.dtype != np.uint8 or second.shape != expected.shape:
+        return [f"{path.name} is {second.dtype} {second.shape}, not uint8 {expected.shape}"]
+    spread = difference(second, expected)
+    recorded = record.get("spread", {})
+    if (spread.max_abs, round(spread.mean_abs, 4)) != (recorded.get("max_abs"), recorded.get("mean_abs")):
+        return [f"{path.name} lies {spread} from the expected decode; the sidecar records {recorded}"]
+    return []
+
+
+def _check_rebuild(recipe: Recipe, builder: Builder, data: bytes, expected: np.ndarray | None,
+                   root: Path) -> tuple[str, list[str]]:
     """(what happened, problems) when the recipe is built again with the installed libraries."""
     if recipe.tool is not None and shutil.which(recipe.tool) is None:
         return f"not rebuilt (needs {recipe.tool})", []
@@ -110,9 +141,10 @@ def _check_rebuild(recipe: Recipe, builder: Builder, data: bytes, expected: np.n
     if rebuilt == data:
         return "rebuilt: identical bytes", []
     if expected is not None:
-        diff = difference(reference_decode(rebuilt, parse_codec(recipe.codec), recipe.chunk_shape), expected)
         family = family_for(inspect(data))
-        if not diff.within(FAMILIES[family]):
+        again = reference_decode(rebuilt, parse_codec(recipe.codec), recipe.chunk_shape)
+        ok, diff, _ = judge_decode(again, _references(recipe, root, expected), family)
+        if not ok:
             return "rebuilt: other bytes", [f"rebuilt stream decodes outside the {family!r} tolerance: {diff}"]
         print(f"  {recipe.id}: encoder bytes differ, decoded pixels agree ({diff})")
         return "rebuilt: other bytes, decoded pixels within tolerance", []
@@ -124,7 +156,7 @@ def check(root: Path) -> int:
     """The check command on ``root`` (fixtures/): 0 when the corpus checks out, 1 with its problems."""
     problems = _check_manifest(root)
     recipes = all_recipes()
-    known = {p for r in recipes for p in r.paths(root)}
+    known = {p for r in recipes for p in (*r.paths(root), r.second_path(root))}
     for category in CATEGORIES:
         folder = root / "streams" / category
         for path in sorted(folder.glob("*")) if folder.is_dir() else []:
@@ -138,9 +170,10 @@ def check(root: Path) -> int:
             problems.append(f"{recipe.id}: missing {', '.join(missing)}")
             continue
         data, doc, expected = _committed(recipe, root)
-        what, rebuild = _check_rebuild(recipe, builder, data, expected)
+        what, rebuild = _check_rebuild(recipe, builder, data, expected, root)
         tally[what] += 1
-        found = _check_sidecar(recipe, doc) + _check_stream(recipe, data, doc, expected) + rebuild
+        found = (_check_sidecar(recipe, doc) + _check_stream(recipe, root, data, doc, expected) + rebuild
+                 + _check_second(recipe, root, doc, expected))
         problems += [f"{recipe.id}: {p}" for p in found]
     size = sum(f.stat().st_size for f in (root / "streams").rglob("*") if f.is_file())
     print(f"checked {len(recipes)} stream cases ({size / 1e6:.2f} MB under streams/)")

@@ -6,10 +6,10 @@ refused when a decode with the wrong colour transform would pass its tolerance.
 
 from __future__ import annotations
 
-import importlib
 import io
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,15 +19,16 @@ import numpy as np
 from ..core.config import parse_codec
 from ..core.markers import inspect
 from ..corpus.streams import CATEGORIES, reference_decode
-from ..judging.decode_tolerances import FAMILIES, difference, family_for
+from ..judging.decode_tolerances import family_for, judge_decode, outside
 from .cases import all_recipes
 from .encoders import imagecodecs_version
+from .independent import second_decode
 from .manifest import MANIFEST, corpus_files, versions, write_manifest
 from .recipe import Builder, CorpusError, Recipe
 
 KEY_ORDER = (
     "id", "description", "category", "requirements", "level", "codec", "chunk_shape", "expect",
-    "tolerance", "source", "encoder", "reference_decoder", "comment",
+    "tolerance", "source", "encoder", "reference_decoder", "second_decoder", "comment",
 )  # fmt: skip
 
 
@@ -41,6 +42,9 @@ class Made:
     expected: np.ndarray | None
     tolerance: str | None
     reference_decoder: dict[str, Any] | None
+    #: The independent decode (fixturegen.independent), if there is one.
+    second: np.ndarray | None = None
+    second_decoder: dict[str, Any] | None = None
 
     def sidecar(self) -> dict[str, Any]:
         r = self.recipe
@@ -57,6 +61,7 @@ class Made:
             "source": r.source,
             "encoder": self.encoder,
             "reference_decoder": self.reference_decoder,
+            "second_decoder": self.second_decoder,
             "comment": r.comment,
         }
         return {k: doc[k] for k in KEY_ORDER if doc[k] is not None}
@@ -76,13 +81,13 @@ def wrong_transform(data: bytes, decoded_color_space: str, chunk_shape: tuple[in
     return np.asarray(imagecodecs.jpeg8_decode(data, colorspace=space, outcolorspace=out)).reshape(chunk_shape)
 
 
-def bites(made_id: str, data: bytes, decoded: str, shape: tuple[int, ...], expected: np.ndarray, family: str) -> None:
+def bites(made_id: str, data: bytes, decoded: str, shape: tuple[int, ...], references: Sequence[np.ndarray], family: str) -> None:
     """Raise CorpusError when a wrong-colour-transform decode would pass the case's tolerance."""
     wrong = wrong_transform(data, decoded, shape)
-    if wrong is not None and difference(wrong, expected).within(FAMILIES[family]):
+    if wrong is not None and judge_decode(wrong, references, family)[0]:
         raise CorpusError(
             f"{made_id}: a wrong-colour-transform decode passes the {family!r} tolerance "
-            f"({difference(wrong, expected)}); pick another image for it"
+            f"({outside(wrong, references)} outside the expected decodes); pick another image for it"
         )
 
 
@@ -98,13 +103,15 @@ def make(recipe: Recipe, builder: Builder) -> Made:
     config = parse_codec(recipe.codec)
     expected = reference_decode(data, config, recipe.chunk_shape)
     family = family_for(info)
-    bites(recipe.id, data, config.decoded_color_space, recipe.chunk_shape, expected, family)
+    second, record = second_decode(data, recipe.codec, config, recipe.chunk_shape, expected)
+    references = (expected,) if second is None else (expected, second)
+    bites(recipe.id, data, config.decoded_color_space, recipe.chunk_shape, references, family)
     decoder = {
         "name": "zarr_jpeg_conformance.corpus.streams.reference_decode",
         "version": f"imagecodecs {imagecodecs_version()}",
         "options": {"stored_color_space": info.stored_color_space, "decoded_color_space": config.decoded_color_space},
     }
-    return Made(recipe, data, encoder, expected, family, decoder)
+    return Made(recipe, data, encoder, expected, family, decoder, second, record)
 
 
 def _sidecar_text(doc: dict[str, Any]) -> str:
@@ -120,31 +127,33 @@ def write(made: Made, root: Path) -> None:
     sidecar.write_text(_sidecar_text(made.sidecar()), encoding="utf-8")
     if npy:
         assert made.expected is not None
-        buf = io.BytesIO()
-        np.save(buf, np.ascontiguousarray(made.expected), allow_pickle=False)
-        npy[0].write_bytes(buf.getvalue())
+        npy[0].write_bytes(npy_bytes(made.expected))
+    alt = made.recipe.second_path(root)
+    if made.second is not None:
+        alt.write_bytes(npy_bytes(made.second))
+    elif alt.exists():
+        alt.unlink()
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
+    return buf.getvalue()
 
 
 def build_stores(root: Path) -> None:
-    """``root``/fixtures/stores comes from another module; build it when that module is there."""
-    parent = __package__.rpartition(".")[0]
-    name = f"{parent}.stores"
+    """``root``/fixtures/stores: real Zarr arrays, written by :mod:`corpus.stores` (needs zarr-python)."""
     try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        print(f"note: fixtures/stores not built: {name} cannot be imported ({exc})")
-        return
-    build = getattr(module, "build", None)
-    if not callable(build):
-        print(f"note: fixtures/stores not built: {name} has no build()")
-        return
-    build(root)
+        from ..corpus import stores
+    except ImportError as exc:  # zarr-python is an extra
+        raise CorpusError(f"fixtures/stores cannot be built: {exc} (pip install 'zarr-jpeg-conformance[zarr]', or --skip-stores)") from exc
+    stores.build(root)
 
 
 def generate(root: Path, force: bool, stores: bool = True) -> int:
     """The write command: every case under ``root`` (fixtures/), then the stores, then the manifest."""
     recipes = all_recipes()
-    targets = {p for r in recipes for p in r.paths(root)} | {root.joinpath(*MANIFEST)}
+    targets = {p for r in recipes for p in (*r.paths(root), r.second_path(root))} | {root.joinpath(*MANIFEST)}
     existing = sorted(p for p in targets if p.exists())
     if existing and not force:
         shown = "\n  ".join(str(p.relative_to(root)) for p in existing[:5])

@@ -58,9 +58,14 @@ class Recipe:
     comment: str | None = None
 
     def paths(self, root: Path) -> list[Path]:
+        """The stream, its sidecar and (unless it must be rejected) libjpeg-turbo's decode."""
         folder = root / "streams" / self.category
         names = [".jpg", ".json"] + ([".npy"] if self.expect != "reject" else [])
         return [folder / f"{self.id}{ext}" for ext in names]
+
+    def second_path(self, root: Path) -> Path:
+        """Where the independent decode goes, when there is one (the sidecar's second_decoder says)."""
+        return root / "streams" / self.category / f"{self.id}.alt.npy"
 
 
 @dataclass

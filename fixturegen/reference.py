@@ -5,6 +5,7 @@ Other tables name a few of these as the streams they edit (the ``*_BASE`` ids be
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,7 @@ GRAY_BASE = "stream.reference.gray.q75.32x96"
 WIDE_BASE = "stream.reference.ycbcr-444.q75.32x96"
 SECOND_420 = "stream.reference.ycbcr-420.q95.48x80"
 #: Reference cases that other cases are edits of get content worth editing; the rest take
-#: the kinds of KIND_ORDER (SMOOTH_CHROMA when subsampled) in turn.
+#: the kinds of KIND_ORDER (grayscale), COLOUR_KINDS or SMOOTH_CHROMA in turn.
 BASE_KINDS = {
     RGB_BASE: "fluorescence",
     YCC_BASE: "natural",
@@ -56,13 +57,23 @@ BASE_KINDS = {
     WIDE_BASE: "axes",
     SECOND_420: "axes",
 }
-#: Kinds whose chroma changes slowly at the scale of an MCU, for the subsampled modes: there
-#: the upsampling filter is the decoder's choice, and on chroma detail (noise, checker,
-#: edges, detail, ramp, gradient at 24 px) a box filter lands 10-28 levels from libjpeg's
-#: triangle filter on average, as far as a wrong colour transform lands on natural content
-#: (``--measure``); no tolerance could tell the two apart there.
-SMOOTH_CHROMA = ("natural", "fluorescence", "axes", "zeros", "full")
+#: Kinds for the colour modes: each has chroma that a colour or upsampling fault changes.
+#: Constant images (zeros, full) are left to grayscale, where they test the plain path; in a
+#: colour mode they cannot reveal a chroma fault. Chroma detail (noise, checker, edges) is
+#: fine for subsampled modes since each case also stores an independent decode with chroma
+#: repeated instead of interpolated (fixturegen.independent): the span of the two, not one
+#: decoder's filter, is what a decode is judged by.
+COLOUR_KINDS = ("natural", "gradient", "noise", "edges", "checker", "detail", "fluorescence", "ramp", "axes")
+#: For factor sets no independent decoder reads (Go and the legacy TurboJPEG API know the five
+#: common ones only): one expected decode, so chroma must change slowly at the scale of an MCU,
+#: or repeating chroma would land as far from libjpeg's triangle filter as a colour fault.
+SMOOTH_CHROMA = ("natural", "fluorescence", "axes")
+SECOND_DECODER_FACTORS = {(1, 1), (2, 1), (1, 2), (2, 2), (4, 1)}
 KIND_ORDER = ("natural", "gradient", "noise", "edges", "checker", "detail", "fluorescence", "ramp", "axes", "zeros", "full")
+#: Odd sizes whose last chroma sample covers one real sample and one of padding, in every
+#: direction the modes subsample; the "chroma-edges" image puts saturated colour there.
+EDGE_SIZES = ((37, 53), (33, 49))
+EDGE_MODES = ("ycbcr-420", "ycbcr-422", "ycbcr-440", "ycbcr-411")
 
 
 def encode_reference(mode: Mode, image: np.ndarray, quality: int) -> Built:
@@ -84,13 +95,20 @@ def reference_recipes() -> list[Recipe]:
     for mode in MODES:
         factors = mode.subsampling or ((1, 1),)
         mcu_h, mcu_w = 8 * max(v for _, v in factors), 8 * max(h for h, _ in factors)
-        kinds = SMOOTH_CHROMA if len(set(factors)) > 1 else KIND_ORDER
+        kinds = KIND_ORDER if mode.channels == 1 else COLOUR_KINDS if factors[0] in SECOND_DECODER_FACTORS else SMOOTH_CHROMA
         for size_name, (h, w) in SIZE_CLASSES:
             for q in QUALITIES:
                 case_id = f"stream.reference.{mode.id}.q{q}.{h}x{w}"
                 # The counter runs over every case so far, so the kinds rotate across modes too.
                 kind = BASE_KINDS.get(case_id, kinds[len(recipes) % len(kinds)])
                 recipes.append(_recipe(case_id, mode, size_name, h, w, q, kind, (mcu_h, mcu_w)))
+        if mode.id in EDGE_MODES:
+            for h, w in EDGE_SIZES:
+                recipe = _recipe(f"stream.reference.{mode.id}.edges.{h}x{w}", mode, "unaligned", h, w, 90, "chroma-edges",
+                                 (mcu_h, mcu_w))
+                recipes.append(replace(recipe, comment=f"{h}x{w}: the last chroma sample of each row and column covers one "
+                                       "real sample and padding; the image's last row and column are saturated colours, so "
+                                       "a decoder's edge rule (which chroma sample they take) shows."))
     return recipes
 
 

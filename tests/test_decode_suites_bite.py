@@ -31,7 +31,19 @@ SELECT = {
     "HangsOnGarbage": "random-bytes",
     "SpinsOnGarbage": "random-bytes",
     "CrashesOnGarbage": "random-bytes or empty",
+    # Just outside the bands: realistic decoder faults, and ones placed one step past a bound.
+    "LimitedRange": "reference and (ycbcr-444 or ycbcr-420) and q75",
+    "ShiftedChroma": "reference and (ycbcr-444 or ycbcr-420) and q75",
+    "WrongPhase": "reference and ycbcr-420",
+    "EdgeRule": "reference and edges",
+    "FastIdct": "reference and gray and q95",
+    "PastTheMax": "(reference and q95 and (gray or ycbcr-444 or ycbcr-420)) or lossless-8bit",
+    "PastTheMean": "reference and q95 and (gray or ycbcr-444 or ycbcr-420)",
 }
+#: Legal decoders on every case that decodes: they must pass all of it (none of them is
+#: changed by a colour rule, so the colour-marker cases are left to the other tests).
+LEGAL_SELECT = "(reference or foreign) and not cmyk and not precision and not lossless-16bit and not jfif-app14"
+LEGAL = ["RepeatsChroma", "FloatIdct", "AtTheBounds"]
 #: Lets the stuck decoders time out after 5 s of wall time or 0.5 s of CPU instead of the suite's bounds.
 SHORT_TIMEOUT = """
 def pytest_collection_modifyitems(items):
@@ -71,6 +83,18 @@ FAULTS = [
     Fault("HangsOnGarbage", "random-bytes", "timeout", "waiting rather than working"),
     Fault("SpinsOnGarbage", "random-bytes", "timeout", "s of CPU"),
     Fault("CrashesOnGarbage", "random-bytes", "error", "IndexError"),
+    Fault("LimitedRange", "reference.ycbcr-444", "fail", "studio range"),
+    Fault("LimitedRange", "reference.ycbcr-420", "fail", "JPEG-DCS-03"),
+    Fault("ShiftedChroma", "reference.ycbcr-444", "fail", "outside the span"),
+    Fault("ShiftedChroma", "reference.ycbcr-420", "fail", "outside the span"),
+    Fault("WrongPhase", "reference.ycbcr-420", "fail", "outside the span"),
+    *(Fault("EdgeRule", f"reference.{mode}.edges", "fail", "outside the span")
+      for mode in ("ycbcr-420", "ycbcr-422", "ycbcr-440", "ycbcr-411")),
+    Fault("FastIdct", "reference.gray", "fail", "outside the span"),
+    *(Fault(pinned, case, "fail", "slack")
+      for pinned in ("PastTheMax", "PastTheMean")
+      for case in ("reference.gray", "reference.ycbcr-444", "reference.ycbcr-420")),
+    Fault("PastTheMax", "lossless-8bit", "fail", "slack"),
 ]
 
 
@@ -133,3 +157,18 @@ def test_a_timed_out_decode_is_said_in_later_cases_and_does_not_decide_them(pyte
     # Cases run in id order, so every other selected case comes after random-bytes.
     assert all(r["metrics"].get("runaway") == "stream.malformed.random-bytes" and "may still be running" in r["message"]
                for r in later), later
+
+
+@pytest.mark.parametrize("legal", LEGAL)
+def test_legal_decoder_passes(pytester: pytest.Pytester, legal: str) -> None:
+    """Decoders the spec allows (chroma repeated, a float IDCT, one placed exactly at every bound) pass every case."""
+    from zarr_jpeg_conformance.tools.decoder_faults import float_idct
+
+    if legal == "FloatIdct":
+        import shutil
+
+        if shutil.which("djpeg") is None:
+            pytest.skip(f"djpeg (libjpeg-turbo-progs) is not installed: {float_idct.__doc__ or ''}".strip())
+    ran = _run(pytester, f"wrong_decoders:{legal}", LEGAL_SELECT)
+    bad = [(r["case"], r["outcome"], r["message"][:300]) for r in ran if r["outcome"] in ("fail", "warn", "error", "timeout")]
+    assert len(ran) > 100 and not bad, bad

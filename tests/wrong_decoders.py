@@ -135,3 +135,123 @@ class CrashesOnGarbage(_DecodeOnly):
         if not data.startswith(b"\xff\xd8"):
             raise IndexError("marker table lookup out of range")
         return super().decode(parsed, data, chunk_shape)
+
+
+# ---------------------------------------------------------------- decoders on either side of the bands
+
+
+def _case_of(data: bytes) -> Any:
+    """The stream case whose stream this is (the pinned decoders need its expected decodes)."""
+    from zarr_jpeg_conformance.corpus.streams import stream_cases
+
+    cases = {c.data(): c for c in stream_cases() if c.has_expected}
+    return cases.get(bytes(data))
+
+
+class _FromFaults(_DecodeOnly):
+    """Decodes as a function of tools.decoder_faults does; streams it cannot decode go to libjpeg-turbo."""
+
+    fault = ""
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        from zarr_jpeg_conformance.tools import decoder_faults
+
+        super().decode(parsed, data, chunk_shape)  # the core's checks, as any decoder here
+        decode = {**decoder_faults.LEGAL, **decoder_faults.WRONG}[self.fault]
+        try:
+            return decode(bytes(data), parsed, tuple(chunk_shape))  # type: ignore[arg-type]
+        except LookupError:
+            return super().decode(parsed, data, chunk_shape)
+
+
+class LimitedRange(_FromFaults):
+    """Reads YCbCr as studio range (BT.601 16-235), a video decoder's habit."""
+
+    name, fault = "wrong-limited-range", "limited_range"
+
+
+class ShiftedChroma(_FromFaults):
+    """Puts each chroma sample one sample too far right and down."""
+
+    name, fault = "wrong-shifted-chroma", "shifted_chroma"
+
+
+class WrongPhase(_FromFaults):
+    """Upsamples with the triangle filter's neighbours on the wrong side."""
+
+    name, fault = "wrong-upsampling-phase", "wrong_phase"
+
+
+class EdgeRule(_FromFaults):
+    """Gives the last row and column of an odd size the chroma sample before the one that covers them."""
+
+    name, fault = "wrong-edge-rule", "edge_rule"
+
+
+class FastIdct(_FromFaults):
+    """Decodes with libjpeg-turbo's fast integer IDCT."""
+
+    name, fault = "wrong-fast-idct", "fast_idct"
+
+
+class RepeatsChroma(_FromFaults):
+    """Legal: repeats each chroma sample instead of interpolating (Go, the JavaScript decoders)."""
+
+    name, fault = "legal-repeats-chroma", "repeat"
+
+
+class FloatIdct(_FromFaults):
+    """Legal: djpeg's floating-point IDCT."""
+
+    name, fault = "legal-float-idct", "float_idct"
+
+
+class _Pinned(_DecodeOnly):
+    """Lands at a set distance outside the span of the expected decodes, to pin a family's bounds.
+
+    ``extra_max`` is added to the largest distance the family allows (0: exactly at the
+    bound, 1: just past it); ``extra_mean`` likewise for the mean, in levels.
+    """
+
+    extra_max = 0
+    extra_mean = 0.0
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        from zarr_jpeg_conformance.judging.decode_tolerances import FAMILIES
+
+        case = _case_of(data)
+        if case is None:
+            return super().decode(parsed, data, chunk_shape)
+        refs = case.references()  # no decoding at all: placed by the expected decodes alone
+        slack_max, slack_mean = FAMILIES[str(case.tolerance)].bounds(len(refs))
+        hi = np.max(np.stack([r.astype(np.int16) for r in refs]), axis=0).ravel()
+        flat = np.minimum(hi, 255).astype(np.int16).copy()  # on the span's upper edge: 0 outside
+        room = np.flatnonzero(hi + slack_max + self.extra_max <= 255)
+        if room.size == 0:
+            return refs[0]
+        flat[room[0]] = hi[room[0]] + slack_max + self.extra_max
+        # The mean: more samples moved by one level, up to the bound (and past it by extra_mean).
+        target = (slack_mean + self.extra_mean) * flat.size - (slack_max + self.extra_max)
+        ones = room[1 : 1 + max(int(np.floor(target)), 0)]
+        if self.extra_mean <= 0 and len(ones) and (slack_max + self.extra_max + len(ones)) / flat.size > slack_mean:
+            ones = ones[:-1]
+        flat[ones] = np.minimum(hi[ones] + 1, 255)
+        return flat.astype(np.uint8).reshape(chunk_shape)
+
+
+class AtTheBounds(_Pinned):
+    """Legal by construction: exactly at each family's largest and mean distance."""
+
+    name = "legal-at-the-bounds"
+
+
+class PastTheMax(_Pinned):
+    """One sample one level past the family's largest distance."""
+
+    name, extra_max = "wrong-past-the-max", 1
+
+
+class PastTheMean(_Pinned):
+    """Every distance within the largest, the mean a little past the family's."""
+
+    name, extra_mean = "wrong-past-the-mean", 0.02

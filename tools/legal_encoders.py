@@ -23,6 +23,7 @@ import numpy as np
 
 from ..core import color, scans
 from ..core.config import JpegConfig
+from ..judging import legal_decoders
 
 Encoder = Callable[[JpegConfig, np.ndarray], bytes]
 RGB_IDS, YCBCR_IDS = (82, 71, 66), (1, 2, 3)
@@ -139,41 +140,9 @@ ENCODERS: dict[str, Encoder] = {
 
 
 
-# ---------------------------------------------------------------------------- legal decoders
-
-Decoder = Callable[[bytes, JpegConfig, tuple[int, ...]], np.ndarray]
-
-
-def libjpeg_turbo_decode(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
-    """libjpeg-turbo's decode ("fancy" triangle upsampling, accurate IDCT) under the spec's colour rule."""
-    from ..corpus.streams import reference_decode
-
-    return reference_decode(data, config, shape)
+# The legal decoders the floors are measured with live with the suites that use them too.
+DECODERS = legal_decoders.DECODERS
 
 
-def box_upsampling_decode(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
-    """Chroma repeated, not interpolated (T.81 leaves upsampling to the decoder: Go, the JavaScript decoders)."""
-    if config.components == 1 or config.encoded_color_space == "rgb" or config.luma_factors == (1, 1):
-        return libjpeg_turbo_decode(data, config, shape)
-    try:
-        planes = _turbojpeg().decode_to_yuv_planes(data)
-    except OSError as exc:  # the legacy TurboJPEG API knows only the five common factor sets
-        raise LookupError(f"TurboJPEG returns no planes of this stream: {exc}") from exc
-    height, width = shape[0], shape[1]
-    full = [np.asarray(planes[0])[:height, :width]]
-    for plane in planes[1:]:
-        plane = np.asarray(plane)
-        fy, fx = -(-height // plane.shape[0]), -(-width // plane.shape[1])
-        full.append(np.repeat(np.repeat(plane, fy, axis=0), fx, axis=1)[:height, :width])
-    ycc = np.stack(full, axis=-1)
-    return (ycc if config.decoded_color_space == "ycbcr" else color.ycbcr_to_rgb(ycc)).reshape(shape)
-
-
-DECODERS: dict[str, Decoder] = {
-    "libjpeg-turbo": libjpeg_turbo_decode,
-    "box upsampling": box_upsampling_decode,
-}
-
-
-__all__ = ["DECODERS", "ENCODERS", "Decoder", "Encoder", "box_upsampling_decode", "chroma_table_on_g_and_b", "fast_integer_dct",
-           "libjpeg_turbo", "libjpeg_turbo_decode", "tables_of_quality_minus_one"]
+__all__ = ["DECODERS", "ENCODERS", "Encoder", "chroma_table_on_g_and_b", "fast_integer_dct", "libjpeg_turbo",
+           "tables_of_quality_minus_one"]
