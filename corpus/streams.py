@@ -60,6 +60,8 @@ class StreamCase:
     source: Mapping[str, Any]
     encoder: Mapping[str, Any]
     reference_decoder: Mapping[str, Any] | None = None
+    #: A codec object: an implementation that accepts it when parsing must decode this stream.
+    decode_if_parsed: Mapping[str, Any] | None = None
     #: Who decoded the stream independently of libjpeg-turbo and how far apart the two are,
     #: or {"absent": why}.
     second_decoder: Mapping[str, Any] | None = None
@@ -104,6 +106,7 @@ def _case(category: Category, doc: Mapping[str, Any]) -> StreamCase:
         encoder=doc["encoder"],
         reference_decoder=doc.get("reference_decoder"),
         second_decoder=doc.get("second_decoder"),
+        decode_if_parsed=doc.get("decode_if_parsed"),
         comment=doc.get("comment"),
     )
 

@@ -66,7 +66,7 @@ def _check_sidecar(recipe: Recipe, doc: dict[str, Any]) -> list[str]:
     from ..corpus.registry import requirements
 
     problems = [f"sidecar {e}" for e in _schema_errors(doc)]
-    for key in ("description", "requirements", "level", "codec", "chunk_shape", "expect", "source", "comment"):
+    for key in ("description", "requirements", "level", "codec", "chunk_shape", "expect", "source", "comment", "decode_if_parsed"):
         want = getattr(recipe, key)
         want = list(want) if isinstance(want, tuple) else want
         if doc.get(key) != want:

@@ -7,6 +7,8 @@ reference streams. Each row is one case; the verdicts are shared by name.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core import color
@@ -27,13 +29,17 @@ NO_MARKER = Verdict(("JPEG-DEC-01", "JPEG-X-06"), "MUST", "decode")
 APP14_YCC = Verdict(("JPEG-DEC-01", "JPEG-ECS-12"), "MUST", "decode")
 APP14_RGB = Verdict(("JPEG-ECS-12", "JPEG-DEC-01"), "MUST", "decode-or-reject")
 RGB_IDS = Verdict(("JPEG-X-12", "JPEG-ECS-12"), "SHOULD", "decode-or-reject")
+OTHER_CONFIGURATION = Verdict(("JPEG-DEC-01", "JPEG-DCS-03"), "MUST", "decode")
+RGB_AS_YCBCR = Verdict(("JPEG-X-17", "JPEG-DEC-01"), "MAY", "decode-or-reject")
+#: What an implementation that accepts rgb claims (JPEG-ECS-11): it decodes rgb streams.
+RGB_CODEC = codec(90, "rgb")
 
 
 def _odd_factors(h: int, v: int, interleaved: bool) -> Encoded:
     return Encoded(
         f"factors-{h}x{v}" + ("" if interleaved else "-non-interleaved"),
         f"ycbcr with luma factors [{h}, {v}] in "
-        + ("one interleaved scan" if interleaved else "three non-interleaved scans") + ", 45x61, cjpeg",
+        + ("one interleaved scan" if interleaved else "three non-interleaved scans") + ", 45x61 (written by cjpeg)",
         ODD_FACTORS, codec(85, "ycbcr", None, [(h, v), (1, 1), (1, 1)]), (45, 61, 3),
         lambda im: cjpeg(im, "-quality", "85", "-sample", f"{h}x{v},1x1,1x1", scans_script=None if interleaved else SEQ3),
         {"sof": 0xC0, "factors": ((h, v), (1, 1), (1, 1)), "scans": ((1, 2, 3),) if interleaved else ((1,), (2,), (3,))},
@@ -45,33 +51,61 @@ def _odd_factors(h: int, v: int, interleaved: bool) -> Encoded:
 
 
 def _colour_markers(name: str, base: str, how: str, edit: Edit, description: str, verdict: Verdict,
-                    comment: str, jfif: bool, adobe_transform: int | None, ids: tuple[int, int, int]) -> Edited:  # fmt: skip
+                    comment: str, jfif: bool, adobe_transform: int | None, ids: tuple[int, int, int],
+                    decode_if_parsed: dict[str, Any] | None = None) -> Edited:  # fmt: skip
     """A 4:4:4 stream whose colour markers (JFIF, APP14, component ids) are edited."""
     structure = {"jfif": jfif, "adobe_transform": adobe_transform, "component_ids": ids}
-    return Edited(name, description, verdict, base, edit, how, comment, codec=C444, structure=structure)
+    return Edited(name, description, verdict, base, edit, how, comment, codec=C444, structure=structure,
+                  decode_if_parsed=decode_if_parsed)
 
 
 RGB = (82, 71, 66)  # component ids 'R', 'G', 'B'
 YCC = (1, 2, 3)
 
+#: Every decode combination the spec defines, in both directions (JPEG-DEC-01: the stream, not
+#: encoded_color_space, decides), and the one it leaves open (JPEG-X-17).
+COMBINATIONS: tuple[Edited, ...] = (
+    Edited("ycbcr-under-rgb-configuration", "a ycbcr 4:4:4 stream decoded under an rgb configuration",
+           OTHER_CONFIGURATION, YCC_BASE, lambda d: d, "unchanged; decoded under encoded_color_space rgb",
+           "The stream stores YCbCr (JFIF): decoded_color_space rgb asks for RGB, so the samples are converted, "
+           "whatever encoded_color_space says (JPEG-DEC-01). An implementation without rgb rejects the "
+           "configuration when parsing (unsupported).",
+           codec=RGB_CODEC, chunk_shape=(48, 80, 3), structure={"jfif": True, "adobe_transform": None}),
+    Edited("rgb-under-ycbcr-configuration", "an rgb stream (APP14 transform 0) decoded under a ycbcr 4:2:0 configuration",
+           APP14_RGB, RGB_BASE, lambda d: d, "unchanged; decoded under encoded_color_space ycbcr, 4:2:0",
+           "The stream stores RGB (APP14 transform 0): the samples come back as stored, whatever encoded_color_space "
+           "and subsampling say (JPEG-DEC-01). A decoder that cannot honour APP14 rejects it (JPEG-ECS-12); one that "
+           "accepts rgb configurations claims it can (JPEG-ECS-11) and must decode it.",
+           codec=C420, chunk_shape=(48, 80, 3), structure={"jfif": False, "adobe_transform": 0},
+           decode_if_parsed=RGB_CODEC),
+    Edited("rgb-under-passthrough-configuration",
+           "an rgb stream (APP14 transform 0) decoded under decoded_color_space ycbcr", RGB_AS_YCBCR, RGB_BASE,
+           lambda d: d, "unchanged; decoded under encoded and decoded_color_space ycbcr, 4:4:4",
+           "The spec's table has no row for RGB samples returned as YCbCr: a decoder MAY convert the stored RGB by "
+           "the JFIF equations (the expected decode does) or MAY reject it (JPEG-X-17).",
+           codec=codec(90, "ycbcr", "ycbcr", [(1, 1), (1, 1), (1, 1)]), chunk_shape=(48, 80, 3),
+           structure={"jfif": False, "adobe_transform": 0}),
+)
+
 FOREIGN: tuple[Encoded | Edited, ...] = (
-    Encoded("optimized-huffman", "ycbcr 4:2:0 with optimized Huffman tables, 48x64, Pillow", BASELINE, C420, (48, 64, 3),
+    *COMBINATIONS,
+    Encoded("optimized-huffman", "ycbcr 4:2:0 with optimized Huffman tables, 48x64 (written by Pillow)", BASELINE, C420, (48, 64, 3),
             lambda im: pil(im, "RGB", quality=85, subsampling=2, optimize=True), {"sof": 0xC0},
             "Optimized tables are still baseline (T.81 Annex K tables are only examples): every decoder decodes them."),
-    Encoded("restart-every-mcu", "ycbcr 4:2:0 with a restart marker after every MCU, 45x61, cjpeg", BASELINE, C420,
+    Encoded("restart-every-mcu", "ycbcr 4:2:0 with a restart marker after every MCU, 45x61 (written by cjpeg)", BASELINE, C420,
             (45, 61, 3), lambda im: cjpeg(im, "-quality", "85", "-restart", "1B"), {"sof": 0xC0, "restart_interval": 1},
             "Restart intervals (DRI, RST0-RST7, wrapping around) are part of baseline: every decoder decodes them.",
             tool="cjpeg"),
-    Encoded("restart-every-row", "grayscale with a restart marker after every MCU row, 48x64, Pillow", BASELINE, GRAY,
+    Encoded("restart-every-row", "grayscale with a restart marker after every MCU row, 48x64 (written by Pillow)", BASELINE, GRAY,
             (48, 64, 1), lambda im: pil(im, "L", quality=85, restart_marker_rows=1), {"sof": 0xC0, "restart_interval": 8},
             "Restart intervals are part of baseline: every decoder decodes them."),
-    Encoded("non-interleaved-420", "ycbcr 4:2:0 in three non-interleaved sequential scans, 45x61, cjpeg", BASELINE,
+    Encoded("non-interleaved-420", "ycbcr 4:2:0 in three non-interleaved sequential scans, 45x61 (written by cjpeg)", BASELINE,
             C420, (45, 61, 3), lambda im: cjpeg(im, "-quality", "85", scans_script=SEQ3),
             {"sof": 0xC0, "scans": ((1,), (2,), (3,))},
             "A baseline frame may code its components in several scans (T.81 B.2.1): still SOF0, every decoder decodes it.",
             tool="cjpeg"),
     Encoded("non-interleaved-tables-per-scan",
-            "ycbcr 4:2:2 in three scans, Huffman tables redefined per scan, 40x56, core/scans.py", BASELINE,
+            "ycbcr 4:2:2 in three scans, Huffman tables redefined per scan, 40x56 (written by core/scans.py)", BASELINE,
             codec(85, "ycbcr", None, [(2, 1), (1, 1), (1, 1)]), (40, 56, 3),
             lambda im: planar(color.rgb_to_ycbcr(im), ((2, 1), (1, 1), (1, 1)), 85),
             {"sof": 0xC0, "scans": ((1,), (2,), (3,))},
@@ -92,37 +126,37 @@ FOREIGN: tuple[Encoded | Edited, ...] = (
     Edited("fill-bytes", "ycbcr 4:2:0 with 0xFF fill bytes before its header markers, 48x80", BASELINE, YCC420_BASE,
            with_fill, "three 0xFF fill bytes inserted before every marker from DQT to SOS",
            "Any marker may be preceded by 0xFF fill bytes (T.81 B.1.1.2).", structure={"sof": 0xC0, "problems": ()}),
-    Encoded("progressive-420", "ycbcr 4:2:0 progressive (SOF2), 45x61, cjpeg", NOT_BASELINE, C420, (45, 61, 3),
+    Encoded("progressive-420", "ycbcr 4:2:0 progressive (SOF2), 45x61 (written by cjpeg)", NOT_BASELINE, C420, (45, 61, 3),
             lambda im: cjpeg(im, "-quality", "85", "-progressive"), {"sof": 0xC2},
             "Not baseline: a decoder MAY reject it cleanly, or decode it (to the same pixels) (JPEG-X-09).", tool="cjpeg"),
-    Encoded("progressive-gray", "grayscale progressive (SOF2), 48x64, Pillow", NOT_BASELINE, GRAY, (48, 64, 1),
+    Encoded("progressive-gray", "grayscale progressive (SOF2), 48x64 (written by Pillow)", NOT_BASELINE, GRAY, (48, 64, 1),
             lambda im: pil(im, "L", quality=85, progressive=True), {"sof": 0xC2},
             "Not baseline: a decoder MAY reject it cleanly, or decode it (JPEG-X-09)."),
-    Encoded("arithmetic-420", "ycbcr 4:2:0 arithmetic-coded (SOF9), 45x61, cjpeg", NOT_BASELINE, C420, (45, 61, 3),
+    Encoded("arithmetic-420", "ycbcr 4:2:0 arithmetic-coded (SOF9), 45x61 (written by cjpeg)", NOT_BASELINE, C420, (45, 61, 3),
             lambda im: cjpeg(im, "-quality", "85", "-arithmetic"), {"sof": 0xC9},
             "Not baseline: a decoder MAY reject it cleanly (the JavaScript decoders do), or decode it (JPEG-X-09).", tool="cjpeg"),
     Encoded("extended-16bit-tables",
-            "ycbcr 4:2:0 extended sequential (SOF1) with 16-bit quantization tables, 45x61, cjpeg", NOT_BASELINE,
+            "ycbcr 4:2:0 extended sequential (SOF1) with 16-bit quantization tables, 45x61 (written by cjpeg)", NOT_BASELINE,
             C420, (45, 61, 3), lambda im: cjpeg(im, "-quality", "5"), {"sof": 0xC1, "precision": 8, "dqt_precisions": (1, 1)},
             "cjpeg without -baseline writes quantization values above 255, so SOF1: 8-bit samples, not baseline (JPEG-X-09).",
             tool="cjpeg"),
-    Encoded("lossless-8bit", "grayscale lossless (SOF3), 8-bit, 48x64, imagecodecs", NOT_BASELINE, GRAY, (48, 64, 1),
+    Encoded("lossless-8bit", "grayscale lossless (SOF3), 8-bit, 48x64 (written by imagecodecs)", NOT_BASELINE, GRAY, (48, 64, 1),
             lambda im: ic(im, lossless=True), {"sof": 0xC3, "precision": 8},
             "An 8-bit stream that is not a DCT process: a decoder MAY reject it (JPEG-X-09); decoding it must be exact."),
     *(_odd_factors(h, v, interleaved=True) for h, v in ((3, 1), (1, 3), (2, 4), (4, 2), (4, 1), (1, 4))),
     _odd_factors(4, 4, interleaved=False),
     _odd_factors(3, 3, interleaved=False),
-    Encoded("precision-12", "grayscale 12-bit extended sequential (SOF1), 48x64, imagecodecs", TOO_DEEP, GRAY,
+    Encoded("precision-12", "grayscale 12-bit extended sequential (SOF1), 48x64 (written by imagecodecs)", TOO_DEEP, GRAY,
             (48, 64, 1), lambda im: ic(im.astype(np.uint16) * 16, level=90, bitspersample=12),
             {"sof": 0xC1, "precision": 12},
             "12-bit samples cannot be returned as uint8 without loss: a decoder SHOULD reject (JPEG-X-10); "
             "some JavaScript decoders return wrong 8-bit data.",
             prepared="8-bit samples times 16, as uint16"),
-    Encoded("lossless-16bit", "grayscale lossless (SOF3), 16-bit, 48x64, imagecodecs", TOO_DEEP, GRAY, (48, 64, 1),
+    Encoded("lossless-16bit", "grayscale lossless (SOF3), 16-bit, 48x64 (written by imagecodecs)", TOO_DEEP, GRAY, (48, 64, 1),
             lambda im: ic(im.astype(np.uint16) * 257, lossless=True, bitspersample=16), {"sof": 0xC3, "precision": 16},
             "16-bit samples cannot be returned as uint8 without loss: a decoder SHOULD reject (JPEG-X-10).",
             prepared="8-bit samples times 257, as uint16"),
-    Encoded("cmyk", "CMYK (4 components, APP14 transform 0), 48x64, Pillow", TOO_DEEP, C444, (48, 64, 3),
+    Encoded("cmyk", "CMYK (4 components, APP14 transform 0), 48x64 (written by Pillow)", TOO_DEEP, C444, (48, 64, 3),
             lambda im: pil(im, "RGB", convert="CMYK", quality=90), {"sof": 0xC0, "adobe_transform": 0},
             "Four components fit no chunk shape: a decoder SHOULD reject (JPEG-X-10); some libraries "
             "silently convert to three channels.",
@@ -149,8 +183,10 @@ FOREIGN: tuple[Encoded | Edited, ...] = (
         "app14-transform0-ycc-ids", RGB_BASE, "component ids of the rgb stream set to 1, 2, 3",
         lambda d: set_component_ids(d, YCC),
         "rgb with APP14 transform 0 and component ids 1, 2, 3", APP14_RGB,
-        "APP14 transform 0 says the samples are not transformed: return them as stored, or reject (JPEG-ECS-12).",
-        jfif=False, adobe_transform=0, ids=YCC),
+        "APP14 transform 0 says the samples are not transformed: return them as stored, or reject (JPEG-ECS-12). "
+        "An implementation that accepts rgb configurations decodes rgb streams (JPEG-ECS-11), so it must decode "
+        "this one: decoding ignores encoded_color_space (JPEG-DEC-01).",
+        jfif=False, adobe_transform=0, ids=YCC, decode_if_parsed=RGB_CODEC),
     _colour_markers(
         "rgb-ids-no-app14", RGB_BASE, "APP14 removed from the rgb stream",
         lambda d: drop_app(d, 0xEE, b"Adobe"),

@@ -27,7 +27,7 @@ from .manifest import MANIFEST, corpus_files, versions, write_manifest
 from .recipe import Builder, CorpusError, Recipe
 
 KEY_ORDER = (
-    "id", "description", "category", "requirements", "level", "codec", "chunk_shape", "expect",
+    "id", "description", "category", "requirements", "level", "codec", "chunk_shape", "expect", "decode_if_parsed",
     "tolerance", "source", "encoder", "reference_decoder", "second_decoder", "comment",
 )  # fmt: skip
 
@@ -57,6 +57,7 @@ class Made:
             "codec": r.codec,
             "chunk_shape": list(r.chunk_shape),
             "expect": r.expect,
+            "decode_if_parsed": r.decode_if_parsed,
             "tolerance": self.tolerance,
             "source": r.source,
             "encoder": self.encoder,

@@ -19,6 +19,7 @@ TRAILING = Verdict(("JPEG-X-11", "JPEG-DEC-01"), "MAY", "decode-or-reject")
 FORGED = Verdict(("JPEG-DIM-03", "JPEG-X-13", "JPEG-X-03"), "MUST", "reject")
 WRONG_SIZE = Verdict(("JPEG-DIM-03", "JPEG-DEC-03"), "MUST", "reject")
 REFACTORED = Verdict(("JPEG-X-08", "JPEG-DIM-03"), "SHOULD", "reject")
+COMPONENTS = Verdict(("JPEG-X-18", "JPEG-DIM-03", "JPEG-DEC-02"), "SHOULD", "reject")
 TOO_SHORT = Verdict(("JPEG-X-07", "JPEG-X-13"), "SHOULD", "reject")
 REPEATED_SCANS = Verdict(("JPEG-X-14", "JPEG-X-15"), "SHOULD", "reject")
 TOO_MANY_MARKERS = Verdict(("JPEG-X-15", "JPEG-X-09"), "MAY", "decode-or-reject")
@@ -108,13 +109,29 @@ MALFORMED: tuple[Edited, ...] = (
     Edited("refactorized", "a 32x96 stream decoded into a 64x48 chunk (same sample count)", REFACTORED, WIDE_BASE,
            unchanged, "unchanged; decoded into another factorization of 3072 samples",
            "Reshaping would work but scrambles the image (JPEG-X-08).", codec=C444, chunk_shape=(64, 48, 3)),
-    Edited("gray-into-color-chunk", "a grayscale stream decoded into an (H, W, 3) chunk", WRONG_SIZE, GRAY_BASE,
+    Edited("gray-into-color-chunk", "a grayscale stream decoded into an (H, W, 3) chunk", COMPONENTS, GRAY_BASE,
            unchanged, "unchanged; decoded under a ycbcr configuration into (32, 96, 3)",
-           "One component cannot fill three (JPEG-DIM-03).", codec=C444, chunk_shape=(32, 96, 3)),
-    Edited("color-into-gray-chunk", "a 3-component stream decoded into an (H, W) chunk", WRONG_SIZE, WIDE_BASE,
+           "One component does not fill three; repeating it in every channel would be a conversion the spec's "
+           "table does not list (JPEG-X-18).", codec=C444, chunk_shape=(32, 96, 3)),
+    Edited("color-into-gray-chunk", "a 3-component stream decoded into an (H, W) chunk", COMPONENTS, WIDE_BASE,
            unchanged, "unchanged; decoded under a grayscale configuration into (32, 96)",
            "Three components do not fit one; reading only luma would be a conversion the spec does not "
-           "define (JPEG-DEC-02).", codec=GRAY, chunk_shape=(32, 96)),
+           "define (JPEG-X-18).", codec=GRAY, chunk_shape=(32, 96)),
+    # Off by less than one MCU: the realistic writer bug of padding a chunk to the MCU, or
+    # cropping it. The samples cannot be reshaped to the chunk (JPEG-DIM-03).
+    Edited("padded-to-mcu", "a 48x80 stream decoded into a 45x77 chunk (the writer padded to the MCU)", WRONG_SIZE,
+           YCC420_BASE, unchanged, "unchanged; decoded into a chunk 3 rows and 3 columns smaller",
+           "The stream is larger than the chunk by less than one 16x16 MCU: a decoder must not crop it (JPEG-DIM-03).",
+           chunk_shape=(45, 77, 3)),
+    Edited("cropped-rows", "a 48x80 stream decoded into a 51x80 chunk (the writer dropped rows)", WRONG_SIZE,
+           YCC420_BASE, unchanged, "unchanged; decoded into a chunk 3 rows larger",
+           "The stream lacks 3 rows of the chunk: a decoder must not pad them (JPEG-DIM-03).", chunk_shape=(51, 80, 3)),
+    Edited("one-column-more", "a 32x96 grayscale stream decoded into a 32x95 chunk", WRONG_SIZE, GRAY_BASE,
+           unchanged, "unchanged; decoded into a chunk one column narrower",
+           "One column too many (JPEG-DIM-03).", codec=GRAY, chunk_shape=(32, 95)),
+    Edited("one-row-fewer", "a 32x96 grayscale stream decoded into a 33x96 chunk", WRONG_SIZE, GRAY_BASE,
+           unchanged, "unchanged; decoded into a chunk one row taller",
+           "One row missing (JPEG-DIM-03).", codec=GRAY, chunk_shape=(33, 96)),
     Edited("huffman-oversubscribed", "first Huffman table declares more codes than fit", BROKEN, YCC420_BASE,
            oversubscribed, "two more 1-bit codes, two fewer of the longest length",
            "No valid code assignment exists (T.81 C.2); libjpeg: 'Bogus Huffman table definition'."),

@@ -56,6 +56,8 @@ class Recipe:
     #: What the built stream must declare; returns a complaint or None.
     structure: Callable[[StreamInfo], str | None] | None = None
     comment: str | None = None
+    #: A codec object: a decoder that accepts it when parsing must decode this stream.
+    decode_if_parsed: dict[str, Any] | None = None
 
     def paths(self, root: Path) -> list[Path]:
         """The stream, its sidecar and (unless it must be rejected) libjpeg-turbo's decode."""
@@ -150,6 +152,8 @@ class Edited:
     structure: Mapping[str, Any] | None = None
     #: A case whose stream is appended after the edited one.
     appended: str | None = None
+    #: A codec object: a decoder that accepts it when parsing must decode this stream.
+    decode_if_parsed: dict[str, Any] | None = None
 
     def recipe(self, category: str) -> Recipe:
         def build(b: Builder) -> Built:
@@ -163,4 +167,5 @@ class Edited:
             chunk_shape=self.chunk_shape, expect=self.verdict.expect,
             source={"derived_from": self.base, "recipe": self.how} if self.base else {"recipe": self.how},
             build=build, structure=wants(**self.structure) if self.structure is not None else None, comment=self.comment,
+            decode_if_parsed=self.decode_if_parsed,
         )  # fmt: skip

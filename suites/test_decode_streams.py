@@ -141,15 +141,20 @@ def _judge_stream(impl: Any, case: StreamCase, judge: Any) -> None:
                       f"{peak / 2**20:.0f} MiB at its peak (limit {PEAK_LIMIT >> 20} MiB): the frame header was "
                       f"trusted before it was checked against the chunk ({got.describe()})")
     if got.rejection is not None:
-        _rejected(case, judge, got)
+        _rejected(case, judge, got, impl)
     else:
         _accepted(case, judge, got.value, data)
 
 
-def _rejected(case: StreamCase, judge: Any, got: Attempt[Any]) -> None:
+def _rejected(case: StreamCase, judge: Any, got: Attempt[Any], impl: Any) -> None:
     judge.metrics["rejection"] = raised(got)[:200]
     if case.expect == "reject":
         return
+    if case.decode_if_parsed is not None and attempt(impl.parse, case.decode_if_parsed).ok:
+        judge.require(False, case.requirements[0],
+                      f"{case.description}: the implementation accepts {case.decode_if_parsed['configuration']} when "
+                      f"parsing, so it claims to decode such streams (JPEG-ECS-11), yet refused this one under "
+                      f"{case.codec['configuration']} (decoding ignores encoded_color_space, JPEG-DEC-01): {raised(got)}")
     if case.expect == "decode-or-reject":
         if case.level == "MAY":
             judge.finish(Outcome.UNSUPPORTED, f"refused, which {case.requirements[0]} allows: {raised(got)}")

@@ -25,7 +25,7 @@ SELECT = {
     "IgnoresApp14": "(reference and (rgb or passthrough-444)) or app14-transform0 or jfif-app14 or rgb-ids-no-app14",
     "ReturnsTruncated": "truncated-10 or truncated-90 or missing-eoi or truncated-after-sos",
     "Transposes": "reference and (ycbcr-444 or gray)",
-    "SizesFromHeader": "forged or size-mismatch or gray-into-color",
+    "SizesFromHeader": "forged or size-mismatch or gray-into-color or padded-to-mcu or cropped-rows or one-row-fewer",
     "AnyFactorization": "transposed or refactorized",
     "RejectsBaselineVariants": "restart or non-interleaved or comment",
     "HangsOnGarbage": "random-bytes",
@@ -39,6 +39,7 @@ SELECT = {
     "FastIdct": "reference and gray and q95",
     "PastTheMax": "(reference and q95 and (gray or ycbcr-444 or ycbcr-420)) or lossless-8bit",
     "PastTheMean": "reference and q95 and (gray or ycbcr-444 or ycbcr-420)",
+    "RgbOnlyUnderRgb": "rgb-under or app14-transform0-ycc-ids or (reference and rgb and q75)",
 }
 #: Legal decoders on every case that decodes: they must pass all of it (none of them is
 #: changed by a colour rule, so the colour-marker cases are left to the other tests).
@@ -74,7 +75,10 @@ FAULTS = [
     Fault("SizesFromHeader", "forged", "fail", "JPEG-DIM-03"),
     Fault("SizesFromHeader", "forged", "fail", "JPEG-X-13"),
     Fault("SizesFromHeader", "size-mismatch", "fail", "JPEG-DIM-03"),
-    Fault("SizesFromHeader", "gray-into-color", "fail", "JPEG-DIM-03"),
+    Fault("SizesFromHeader", "gray-into-color", "warn", "JPEG-X-18"),
+    Fault("SizesFromHeader", "padded-to-mcu", "fail", "JPEG-DIM-03"),
+    Fault("SizesFromHeader", "cropped-rows", "fail", "JPEG-DIM-03"),
+    Fault("SizesFromHeader", "one-row-fewer", "fail", "JPEG-DIM-03"),
     Fault("AnyFactorization", "transposed", "warn", "JPEG-X-08"),
     Fault("AnyFactorization", "refactorized", "warn", "JPEG-X-08"),
     Fault("RejectsBaselineVariants", "restart", "fail", "JPEG-FMT-01"),
@@ -95,6 +99,8 @@ FAULTS = [
       for pinned in ("PastTheMax", "PastTheMean")
       for case in ("reference.gray", "reference.ycbcr-444", "reference.ycbcr-420")),
     Fault("PastTheMax", "lossless-8bit", "fail", "slack"),
+    Fault("RgbOnlyUnderRgb", "rgb-under-ycbcr-configuration", "fail", "JPEG-ECS-11"),
+    Fault("RgbOnlyUnderRgb", "app14-transform0-ycc-ids", "fail", "decoding ignores encoded_color_space"),
 ]
 
 

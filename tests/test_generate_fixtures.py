@@ -49,14 +49,20 @@ def test_check_needs_no_cjpeg(tmp_path: Path) -> None:
 def test_check_finds_a_changed_file(tmp_path: Path) -> None:
     """A changed expected decode breaks the manifest and the re-decode, and --check says which case."""
     shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures", ignore=shutil.ignore_patterns("__pycache__"))
-    victim = next((tmp_path / "fixtures" / "streams" / "reference").glob("*.npy"))
-    raw = bytearray(victim.read_bytes())
-    raw[-1] ^= 0x40
-    victim.write_bytes(bytes(raw))
+    folder = tmp_path / "fixtures" / "streams" / "reference"
+    victim = next(p for p in sorted(folder.glob("*.npy")) if not p.name.endswith(".alt.npy"))
+    second = next(p for p in sorted(folder.glob("*.alt.npy")) if not p.name.startswith(victim.name.removesuffix(".npy")))
+    for path in (victim, second):
+        raw = bytearray(path.read_bytes())
+        raw[-1] ^= 0x40
+        path.write_bytes(bytes(raw))
     done = _generate("--check", "--out", str(tmp_path))
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"{victim.stem}.npy: sha256 differs" in done.stderr
     assert f"{victim.stem}: installed libjpeg-turbo decodes the committed stream differently" in done.stderr
+    # The independent decode cannot be made again here (it needs Go), but it must be what its sidecar says.
+    case = second.name.removesuffix(".alt.npy")
+    assert f"{case}: {second.name} lies" in done.stderr and "the sidecar records" in done.stderr
 
 
 def test_refuses_to_overwrite(tmp_path: Path) -> None:

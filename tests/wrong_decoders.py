@@ -140,12 +140,21 @@ class CrashesOnGarbage(_DecodeOnly):
 # ---------------------------------------------------------------- decoders on either side of the bands
 
 
-def _case_of(data: bytes) -> Any:
-    """The stream case whose stream this is (the pinned decoders need its expected decodes)."""
+def _case_of(data: bytes, parsed: object, chunk_shape: tuple[int, ...]) -> Any:
+    """The stream case being decoded (the pinned decoders need its expected decodes).
+
+    Several cases share a stream under other configurations, so the decoded colour space and
+    the chunk shape tell them apart.
+    """
+    from zarr_jpeg_conformance.core.config import parse_codec
     from zarr_jpeg_conformance.corpus.streams import stream_cases
 
-    cases = {c.data(): c for c in stream_cases() if c.has_expected}
-    return cases.get(bytes(data))
+    decoded = getattr(parsed, "decoded_color_space", None)
+    for case in stream_cases():
+        if (case.has_expected and tuple(case.chunk_shape) == tuple(chunk_shape)
+                and parse_codec(case.codec).decoded_color_space == decoded and case.data() == bytes(data)):
+            return case
+    return None
 
 
 class _FromFaults(_DecodeOnly):
@@ -219,7 +228,7 @@ class _Pinned(_DecodeOnly):
     def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
         from zarr_jpeg_conformance.judging.decode_tolerances import FAMILIES
 
-        case = _case_of(data)
+        case = _case_of(data, parsed, chunk_shape)
         if case is None:
             return super().decode(parsed, data, chunk_shape)
         refs = case.references()  # no decoding at all: placed by the expected decodes alone
@@ -255,3 +264,14 @@ class PastTheMean(_Pinned):
     """Every distance within the largest, the mean a little past the family's."""
 
     name, extra_mean = "wrong-past-the-mean", 0.02
+
+
+class RgbOnlyUnderRgb(_DecodeOnly):
+    """Accepts rgb configurations, but refuses rgb streams unless the configuration says rgb (breaks JPEG-DEC-01)."""
+
+    name = "wrong-rgb-only-under-rgb"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        if inspect(data).stored_color_space == "rgb" and getattr(parsed, "encoded_color_space", None) != "rgb":
+            raise ValueError("an rgb stream under a configuration that is not rgb")
+        return super().decode(parsed, data, chunk_shape)
