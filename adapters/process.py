@@ -132,6 +132,7 @@ class HarnessProcess:
             _widen_pipe(fd)
         self.reader = FrameReader(JSON_LINES, max_message)
         self._eof = False
+        self._unwritten: list[memoryview] = []
         # One selector for the process's life: a call costs no epoll set-up.
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._out, selectors.EVENT_READ)
@@ -141,26 +142,25 @@ class HarnessProcess:
         return self.popen.pid
 
     def exchange(self, parts: Sequence[bytes | bytearray | memoryview], deadline: float) -> Frame | None:
-        """Write one request (its parts in order) and read one message back.
+        """Write a request (its parts in order) and read the next message back.
 
         None on end of output (the harness closed stdout or died); TimeoutError past the
-        deadline; FrameError (MessageTooLarge included) for output that is no message;
-        RequestUnread if a reply came before the harness can have read the whole request.
-        Reading never blocks the writing, so neither side waits on a full pipe.
+        deadline; FrameError (MessageTooLarge included) for output that is no message.
+        Reading never blocks the writing, so neither side waits on a full pipe. A message
+        may come before the whole request is written (:attr:`unwritten` then says how
+        much is left): the caller decides what it is; ``exchange([])`` goes on.
         """
-        todo = [v for v in (memoryview(p).cast("B") for p in parts) if len(v)]
+        self._unwritten += [v for v in (memoryview(p).cast("B") for p in parts) if len(v)]
         # Most requests fit in the pipe: written at once, without asking whether it has room.
-        if not self._write(todo):
+        if not self._write():
             return None
-        writing = bool(todo)
+        writing = bool(self._unwritten)
         if writing:
             self._sel.register(self._in, selectors.EVENT_WRITE)
         try:
             while True:
                 frame = self.reader.pop()
                 if frame is not None:
-                    if todo:
-                        raise RequestUnread(sum(len(v) for v in todo))
                     return frame
                 if self._eof:
                     return None
@@ -170,17 +170,23 @@ class HarnessProcess:
                 for key, _ in self._sel.select(left):
                     if key.fd != self._in:
                         self._read()
-                    elif not self._write(todo):
+                    elif not self._write():
                         return None
-                    elif not todo:
+                    elif not self._unwritten:
                         self._sel.unregister(self._in)
                         writing = False
         finally:
             if writing:
                 self._sel.unregister(self._in)
 
-    def _write(self, todo: list[memoryview]) -> bool:
-        """Write what the pipe takes now, dropping it from ``todo``; False if the harness closed stdin."""
+    @property
+    def unwritten(self) -> int:
+        """Bytes of the request not yet taken by the harness."""
+        return sum(len(v) for v in self._unwritten)
+
+    def _write(self) -> bool:
+        """Write what the pipe takes now; False if the harness closed stdin."""
+        todo = self._unwritten
         while todo:
             try:
                 n = os.writev(self._in, todo)
@@ -270,12 +276,4 @@ class HarnessProcess:
                 pass
 
 
-class RequestUnread(Exception):
-    """A reply arrived while part of the request was still unwritten: the harness did not read it all."""
-
-    def __init__(self, unwritten: int) -> None:
-        super().__init__(f"it replied with {unwritten} bytes of the request still unread")
-        self.unwritten = unwritten
-
-
-__all__ = ["DEFAULT_MEMORY_LIMIT", "HarnessProcess", "RequestUnread", "StderrTail", "describe_exit"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "HarnessProcess", "StderrTail", "describe_exit"]

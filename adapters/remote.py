@@ -13,7 +13,6 @@ given. POSIX only (process groups, resource limits).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import re
 import shlex
@@ -31,7 +30,7 @@ from ..protocol import framing
 from ..protocol.framing import FRAMINGS, JSON_LINES, FrameError, MessageTooLarge, encode_message, on_the_wire
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
 from .labels import KINDS
-from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, RequestUnread, describe_exit
+from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, describe_exit
 
 #: Seconds a call may take. Measured over every suite with --isolate and the node
 #: harnesses: the slowest call took 77 ms (an encode of the 65500-wide chunk), a harness
@@ -255,7 +254,7 @@ class ExecAdapter:
                 frame = proc.exchange(encode_message(message, self.framing), time.monotonic() + STOP_GRACE)
                 if frame is not None and self.on_message and isinstance(frame.message, dict):
                     self.on_message("<-", on_the_wire(frame.message, self.framing))
-            except (OSError, TimeoutError, ValueError, RequestUnread):
+            except (OSError, TimeoutError, ValueError):
                 pass  # it is going away either way
             proc.shutdown(STOP_GRACE)
 
@@ -316,37 +315,64 @@ class ExecAdapter:
         self._check_quiet()
 
     def _check_quiet(self) -> None:
-        """Output that arrived after the last reply belongs to the last call: record it there, restart.
+        """Deal with output that arrived after the last reply, before this call can be confused by it.
 
-        A harness that answered one request twice (or late) must not make the next case
-        read the stale reply and fail with a wrong ``seq``. The incident carries the
-        context of the call that caused it, so the plugin does not charge the current
-        test; since that call's case has already been reported, a HarnessWarning says so.
+        A whole message that repeats the reply to an answered request (a second reply, a
+        late one) is charged to that request (see :meth:`_late_copy`) and dropped: the
+        harness goes on. Anything else (bytes that are no message, or not a whole one by
+        now) is charged to the last request answered; the harness is killed and the next
+        call restarts it. Either way this call, and its case, are not touched.
         """
         proc = self._proc
-        if proc is None or not self._answered:
+        if proc is None or not self._answered or not proc.unsolicited():
             return
-        extra = proc.unsolicited()
-        if not extra:
+        leftover = self._drop_late_copies(proc, None)
+        if leftover is None:
             return
-        shown = proc.reader.peek()
-        # A late copy of a reply names its request by seq; anything else follows the last reply.
         seq = next(reversed(self._answered))
-        with contextlib.suppress(FrameError):
-            frame = proc.reader.pop()
-            stale = frame.message.get("seq") if frame is not None and isinstance(frame.message, dict) else None
-            if stale in self._answered:
-                seq = stale
         op, context = self._answered[seq]
         exc = self._fail(
             HarnessProtocolError,
-            f"protocol violation: after its reply to {op} (seq {seq}) it wrote {extra} more bytes that no request "
-            f"asked for ({shown!r}; a second reply?); killed, the next call restarts it",
+            f"protocol violation: after its reply to {op} (seq {seq}) it wrote {leftover} that no request asked "
+            "for; killed, the next call restarts it",
             proc,
             proc.stderr.mark(),
             context=context,
         )
         warnings.warn(f"{exc} [the call was made during {context}]", HarnessWarning, stacklevel=4)
+
+    def _drop_late_copies(self, proc: HarnessProcess, current: int | None) -> str | None:
+        """Take whole messages that repeat the reply to an earlier request off the stream.
+
+        None when nothing else is buffered; otherwise what is, described for an error
+        message: a message that is no late copy (a copy of the reply to ``current``, the
+        call just answered, counts as no late copy: that call takes the blame itself), or
+        bytes that are no message or not a whole one yet.
+        """
+        while proc.reader.buffered:
+            shown, count = proc.reader.peek(), proc.reader.buffered
+            try:
+                frame = proc.reader.pop()
+            except FrameError:
+                return f"{count} more bytes ({shown!r})"
+            if frame is None:
+                return f"{count} more bytes ({shown!r}), not a whole message"
+            seq = frame.message.get("seq") if isinstance(frame.message, dict) else None
+            if seq == current or seq not in self._answered:
+                return f"{count} more bytes ({shown!r}; a second reply?)"
+            self._late_copy(seq, shown)
+        return None
+
+    def _late_copy(self, seq: int, shown: bytes) -> None:
+        """A reply to request ``seq`` came after that call returned: charge it there and warn, since its case is reported."""
+        op, context = self._answered[seq]
+        exc = HarnessProtocolError(
+            f"{self._label()} (pid {self.pid}): protocol violation: a second reply to {op} (seq {seq}) came after "
+            f"that call had returned ({shown!r}); dropped"
+        )
+        exc.context = context  # type: ignore[attr-defined]
+        self.incidents.append(exc)
+        warnings.warn(f"{exc} [the call was made during {context}]", HarnessWarning, stacklevel=5)
 
     def _call(self, request: dict[str, Any], *, starting: bool = False) -> dict[str, Any]:
         if self._proc is None:
@@ -359,20 +385,27 @@ class ExecAdapter:
             self.on_message("->", on_the_wire(message, self.framing))
         mark = proc.stderr.mark()
         op = request["op"]
-        try:
-            frame = proc.exchange(encode_message(message, self.framing), time.monotonic() + self.timeout)
-        except TimeoutError:
-            raise self._fail(HarnessTimeout, f"no reply to {op} within {self.timeout:g} s; killed", proc, mark) from None
-        except MessageTooLarge as exc:
-            raise self._violation(
-                f"reply to {op}: {exc}. A harness may send at most max_reply bytes in one message: raise it with "
-                "ExecAdapter(..., max_reply=N) or by assigning zarr_jpeg_conformance.protocol.framing.MAX_MESSAGE",
-                proc, mark,
-            ) from None
-        except FrameError as exc:
-            raise self._violation(f"reply to {op}: {exc}", proc, mark, starting=starting) from None
-        except RequestUnread as exc:
-            raise self._violation(f"reply to {op} came before the whole request was read: {exc}", proc, mark) from None
+        deadline = time.monotonic() + self.timeout
+        parts = encode_message(message, self.framing)
+        while True:
+            try:
+                frame = proc.exchange(parts, deadline)
+            except TimeoutError:
+                raise self._fail(HarnessTimeout, f"no reply to {op} within {self.timeout:g} s; killed", proc, mark) from None
+            except MessageTooLarge as exc:
+                raise self._violation(
+                    f"reply to {op}: {exc}. A harness may send at most max_reply bytes in one message: raise it with "
+                    "ExecAdapter(..., max_reply=N) or by assigning zarr_jpeg_conformance.protocol.framing.MAX_MESSAGE",
+                    proc, mark,
+                ) from None
+            except FrameError as exc:
+                raise self._violation(f"reply to {op}: {exc}", proc, mark, starting=starting) from None
+            parts = []
+            got = frame.message.get("seq") if frame is not None and isinstance(frame.message, dict) else None
+            if frame is None or got == self._seq or got not in self._answered:
+                break
+            # A late copy of an earlier reply, ahead of this one: charged there, and this call goes on.
+            self._late_copy(got, json.dumps(on_the_wire(frame.message, self.framing)).encode()[:200])
         if frame is None:
             # It closed stdout: normally it is dying. One that lingers is killed.
             code = proc.wait(2.0)
@@ -381,18 +414,17 @@ class ExecAdapter:
             when = "before replying to start" if starting else f"during {op}"
             raise self._fail(HarnessCrashed, f"{describe_exit(code)} {when}", proc, mark, starting=starting)
         reply = frame.message
-        if not isinstance(reply, dict) or reply.get("seq") != self._seq:
-            got = reply.get("seq") if isinstance(reply, dict) else None
+        if got != self._seq:
             raise self._violation(f"reply to {op} (seq {self._seq}) has seq {got!r}", proc, mark, starting=starting)
+        if proc.unwritten:
+            # It cannot have read what it has not been sent.
+            raise self._violation(f"reply to {op} came with {proc.unwritten} bytes of the request still unread", proc, mark)
         if self.on_message:
             self.on_message("<-", on_the_wire(reply, self.framing))
-        if proc.reader.buffered:
+        leftover = self._drop_late_copies(proc, self._seq)
+        if leftover is not None and "not a whole message" not in leftover:
             # More than one message for one request: the case that asked is the one to blame.
-            raise self._violation(
-                f"after its reply to {op} (seq {self._seq}) it wrote {proc.reader.buffered} more bytes "
-                f"({proc.reader.peek()!r}; a second reply?); one request, one reply",
-                proc, mark,
-            )
+            raise self._violation(f"after its reply to {op} (seq {self._seq}) it wrote {leftover}; one request, one reply", proc, mark)
         self._answered[self._seq] = (op, self._call_context)
         if len(self._answered) > _ANSWERED_KEPT:
             del self._answered[next(iter(self._answered))]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,7 +56,7 @@ def array_from_wire(obj: Mapping[str, Any]) -> np.ndarray:
     # A binary frame's payload (a bytearray nobody else holds) becomes the array's memory.
     raw = data if isinstance(data, bytearray) else field_bytes(data)
     dtype = np.dtype(name).newbyteorder("<")
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)
     if len(raw) != count * dtype.itemsize:
         raise ValueError(f"wire data has {len(raw)} bytes, shape {shape} of {name} needs {count * dtype.itemsize}")
     return np.frombuffer(raw, dtype=dtype).astype(np.dtype(name), copy=not isinstance(raw, bytearray)).reshape(shape)

@@ -4,8 +4,9 @@
 as a harness in another language might:
 
 - ``twice ADAPTER``: serves ADAPTER correctly (``harnesses.server.Server``, either
-  framing) but answers the parse of quality 1 twice in one write, and the parse of
-  quality 100 a second time half a second later, after the client has its reply.
+  framing) but answers the parse of quality 1 twice in one write, the parse of quality
+  100 a second time half a second later, after the client has its reply, and the parse
+  of quality 99 a second time just before its reply to the next request.
 - ``jvm-no-heap``: dies at start-up the way HotSpot does under a too small address-space
   limit (its fatal error on stdout, exit 1).
 - ``v8-no-code-range``: dies at start-up the way Node.js does there (stderr, SIGTRAP).
@@ -43,13 +44,15 @@ def twice(spec: str) -> int:
     reader = FrameReader(JSON_LINES, cap=None)
     out = sys.stdout.buffer
     lock = threading.Lock()
+    held = b""
     while (frame := reader.pop_from(sys.stdin.buffer)) is not None:
         framing = server.framing
         reply = b"".join(encode_message(server.handle(frame.message), framing))
         quality = _quality(frame.message)
         with lock:
-            out.write(reply * 2 if quality == 1 else reply)
+            out.write(held + (reply * 2 if quality == 1 else reply))
             out.flush()
+        held = reply if quality == 99 else b""
         if quality == 100:
 
             def late(copy: bytes = reply) -> None:

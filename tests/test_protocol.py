@@ -267,6 +267,8 @@ def _messages() -> list[dict[str, Any]]:
         {"seq": 3, "op": "decode", "handle": "1", "data": b"\xff\xd8\n\n\xff\xd9", "chunk_shape": [2, 3]},
         {"seq": 4, "status": "ok", "chunk": array_to_wire(samples, raw=True)},
         {"seq": 5, "status": "ok", "data": b""},
+        # A member that looks like the placeholder the JSON-lines writer splices base64 into.
+        {"seq": 6, "status": "error", "message": "\x00", "chunk": {"shape": [2], "dtype": "uint8", "data": b"\x00\x01"}},
     ]
 
 
@@ -280,6 +282,10 @@ def test_frames_survive_any_split_of_the_stream(framing: str) -> None:
     messages = _messages()
     stream = b"".join(bytes(part) for m in messages for part in encode_message(m, framing))
     expected = messages if framing == BINARY else [_as_json_lines(m) for m in messages]
+    if framing == JSON_LINES:  # base64 text where the bytes were, the same as the JSON encoder writes it
+        assert expected[5] == {**messages[5], "chunk": {"shape": [2], "dtype": "uint8", "data": "AAE="}}
+        by_the_encoder = {**messages[3], "chunk": array_to_wire(np.arange(12, dtype=np.uint16).reshape(2, 3, 2))}
+        assert stream.splitlines()[3] == json.dumps(by_the_encoder, separators=(",", ":")).encode()
     for pieces in ([stream[i : i + 1] for i in range(len(stream))], [stream]):
         reader = FrameReader(framing)
         got = []
