@@ -1,13 +1,15 @@
-"""A harness process: started with resource limits in its own process group, spoken to line by line.
+"""A harness process: started with resource limits in its own process group, spoken to message by message.
 
 The plumbing under :class:`~zarr_jpeg_conformance.adapters.remote.ExecAdapter`: start a
-command, write a request and read its reply before a deadline without ever blocking on a
-full pipe, keep the tail of its stderr, and end it (with its whole process group) when it
-is done or has failed. POSIX only (process groups, resource limits).
+command, write a request and read its reply (in either framing, ``protocol.framing``)
+before a deadline without ever blocking on a full pipe, keep the tail of its stderr, and
+end it with its whole process group when it is done or has failed. POSIX only (process
+groups, resource limits).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -17,11 +19,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..protocol.framing import JSON_LINES, MAX_MESSAGE, Frame, FrameReader
 from ..protocol.wire import TEXT_CAP
 
 try:
+    import fcntl
     import resource
 except ImportError:  # not POSIX: no limits (and no harness processes: see the module docstring)
+    fcntl = None  # type: ignore[assignment]
     resource = None  # type: ignore[assignment]
 
 #: Address space of a harness process, in bytes. A Python harness with numpy and every
@@ -77,10 +82,29 @@ class StderrTail:
         return ("[...]" + text) if self._total - mark > len(tail) and text else text
 
 
-class HarnessProcess:
-    """One running harness process with non-blocking, deadline-bound line I/O."""
+#: Bytes a harness pipe holds (Linux; the default is 64 KiB). A 256x256x3 chunk is 192 KiB:
+#: with 64 KiB pipes a request and its reply each take several wake-ups of the other side,
+#: which cost more than the codec on a busy machine. 1 MiB is Linux's default maximum for
+#: an unprivileged process (/proc/sys/fs/pipe-max-size).
+PIPE_SIZE = 1 << 20
 
-    def __init__(self, argv: Sequence[str], memory_limit: int | None) -> None:
+
+def _widen_pipe(fd: int) -> None:
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if setpipe is None:
+        return
+    with contextlib.suppress(OSError):  # over the system's maximum, or not a pipe: keep what it is
+        fcntl.fcntl(fd, setpipe, PIPE_SIZE)
+
+
+class HarnessProcess:
+    """One running harness process with non-blocking, deadline-bound message I/O.
+
+    ``reader`` cuts its stdout into messages (JSON lines until the caller switches its
+    ``framing``) and refuses one larger than ``max_message`` bytes.
+    """
+
+    def __init__(self, argv: Sequence[str], memory_limit: int | None, max_message: int | None = MAX_MESSAGE) -> None:
         def limits() -> None:
             # Runs in the child between fork and exec: no imports, no locks, only syscalls.
             if resource is None:
@@ -96,7 +120,7 @@ class HarnessProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             preexec_fn=limits,  # setrlimit only, no locks taken: safe before exec
-            start_new_session=True,  # a timeout kills the whole group, wrappers included
+            start_new_session=True,  # its own process group: ending it ends wrappers and children too
         )
         assert self.popen.stdin and self.popen.stdout and self.popen.stderr
         self.stderr = StderrTail(self.popen.stderr)
@@ -104,46 +128,103 @@ class HarnessProcess:
         self._out = self.popen.stdout.fileno()
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
-        self._pending = bytearray()
+        for fd in (self._in, self._out):
+            _widen_pipe(fd)
+        self.reader = FrameReader(JSON_LINES, max_message)
+        self._eof = False
+        self._unwritten: list[memoryview] = []
+        # One selector for the process's life: a call costs no epoll set-up.
+        self._sel = selectors.DefaultSelector()
+        self._sel.register(self._out, selectors.EVENT_READ)
 
     @property
     def pid(self) -> int:
         return self.popen.pid
 
-    def exchange(self, line: bytes, deadline: float) -> bytes | None:
-        """Write one line and read one line back; None on EOF; TimeoutError past the deadline."""
-        todo = memoryview(line)
-        with selectors.DefaultSelector() as sel:
-            sel.register(self._out, selectors.EVENT_READ)
-            if todo:
-                sel.register(self._in, selectors.EVENT_WRITE)
+    def exchange(self, parts: Sequence[bytes | bytearray | memoryview], deadline: float) -> Frame | None:
+        """Write a request (its parts in order) and read the next message back.
+
+        None on end of output (the harness closed stdout or died); TimeoutError past the
+        deadline; FrameError (MessageTooLarge included) for output that is no message.
+        Reading never blocks the writing, so neither side waits on a full pipe. A message
+        may come before the whole request is written (:attr:`unwritten` then says how
+        much is left): the caller decides what it is; ``exchange([])`` goes on.
+        """
+        self._unwritten += [v for v in (memoryview(p).cast("B") for p in parts) if len(v)]
+        # Most requests fit in the pipe: written at once, without asking whether it has room.
+        if not self._write():
+            return None
+        writing = bool(self._unwritten)
+        if writing:
+            self._sel.register(self._in, selectors.EVENT_WRITE)
+        try:
             while True:
-                if b"\n" in self._pending:
-                    reply, _, rest = bytes(self._pending).partition(b"\n")
-                    self._pending = bytearray(rest)
-                    return reply
+                frame = self.reader.pop()
+                if frame is not None:
+                    return frame
+                if self._eof:
+                    return None
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError
-                for key, _ in sel.select(left):
-                    if key.fd == self._in:
-                        try:
-                            n = os.write(self._in, todo)
-                        except BlockingIOError:
-                            continue
-                        except BrokenPipeError:
-                            return None
-                        todo = todo[n:]
-                        if not todo:
-                            sel.unregister(self._in)
-                    else:
-                        try:
-                            chunk = os.read(self._out, 1 << 20)
-                        except BlockingIOError:
-                            continue
-                        if not chunk:
-                            return None
-                        self._pending += chunk
+                for key, _ in self._sel.select(left):
+                    if key.fd != self._in:
+                        self._read()
+                    elif not self._write():
+                        return None
+                    elif not self._unwritten:
+                        self._sel.unregister(self._in)
+                        writing = False
+        finally:
+            if writing:
+                self._sel.unregister(self._in)
+
+    @property
+    def unwritten(self) -> int:
+        """Bytes of the request not yet taken by the harness."""
+        return sum(len(v) for v in self._unwritten)
+
+    def _write(self) -> bool:
+        """Write what the pipe takes now; False if the harness closed stdin."""
+        todo = self._unwritten
+        while todo:
+            try:
+                n = os.writev(self._in, todo)
+            except BlockingIOError:
+                return True
+            except BrokenPipeError:
+                return False
+            while n and n >= len(todo[0]):
+                n -= len(todo.pop(0))
+            if n:
+                todo[0] = todo[0][n:]
+        return True
+
+    def _read(self) -> None:
+        if self.reader.fill(self._readinto) == 0:
+            self._eof = True
+
+    def _readinto(self, buffer: memoryview) -> int | None:
+        # Into the reader's own buffers: a fresh 1 MiB bytes object per read (os.read) costs
+        # more than the data it holds (measured: 196 KB round trips 3x slower).
+        try:
+            return os.readv(self._out, [buffer])
+        except BlockingIOError:
+            return None
+
+    def unsolicited(self) -> int:
+        """Bytes the harness wrote that no request asked for (so far, without waiting)."""
+        if not self._eof:
+            self._read()
+        return self.reader.buffered
+
+    def drain_stdout(self, timeout: float, limit: int = TEXT_CAP) -> str:
+        """What is left on stdout, up to end of output or ``timeout``: the last words of a dying harness."""
+        deadline = time.monotonic() + timeout
+        while not self._eof and self.reader.buffered < limit and (left := deadline - time.monotonic()) > 0:
+            if self._sel.select(left):
+                self._read()
+        return self.reader.peek(limit).decode("utf-8", "replace").strip()
 
     def wait(self, timeout: float) -> int | None:
         try:
@@ -152,25 +233,41 @@ class HarnessProcess:
             return None
 
     def kill(self) -> int | None:
-        if self.popen.poll() is None:
-            try:
-                os.killpg(self.popen.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.popen.kill()
+        """Kill the harness with its whole process group; its exit status."""
+        self._kill_group()
         code = self.wait(10)
         self._close_pipes()
         return code
 
     def shutdown(self, grace: float) -> int | None:
-        """Close stdin (end of input: a harness exits) and wait; kill after ``grace`` seconds."""
+        """Close stdin (end of input: a harness exits) and wait; kill after ``grace`` seconds.
+
+        Whatever the harness started in its process group (a child an adapter forked, a
+        worker pool) ends with it, even when the harness itself exits cleanly.
+        """
         self._close_pipes(stdout=False)
         code = self.wait(grace)
+        self._kill_group()
         if code is None:
-            return self.kill()
+            code = self.wait(10)
         self._close_pipes()
         return code
 
+    def _kill_group(self) -> None:
+        # The group's ID stays reserved while any member lives (even after the leader is
+        # reaped), so this can only reach the harness's own processes.
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # no member left
+        except PermissionError:
+            if self.popen.poll() is None:
+                self.popen.kill()
+
     def _close_pipes(self, *, stdout: bool = True) -> None:
+        if stdout:
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._sel.close()
         for stream in (self.popen.stdin, self.popen.stdout if stdout else None):
             try:
                 if stream:

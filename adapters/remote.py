@@ -1,29 +1,34 @@
-"""An implementation in another process, in any language, over the JSON-lines harness protocol.
+"""An implementation in another process, in any language, over the harness protocol.
 
 :class:`ExecAdapter` starts a harness command, speaks protocol version 1 with it
-(``schema/protocol/v1.schema.json``, described in ``docs/protocol.md``) and presents it to
-the suites as an ordinary :class:`~zarr_jpeg_conformance.adapters.Adapter`. A harness that
-segfaults, hangs or runs out of memory takes only the current call down with it: the call
-raises :class:`HarnessCrashed` or :class:`HarnessTimeout` (neither a rejection), and the
-next call starts a fresh process, replaying ``start`` and the ``parse`` of every handle it
-is given. POSIX only (process groups, resource limits).
+(``schema/protocol/v1.schema.json``, described in ``docs/protocol.md``) in JSON lines, or
+in binary framing when the harness chooses it, and presents it to the suites as an
+ordinary :class:`~zarr_jpeg_conformance.adapters.Adapter`. A harness that segfaults, hangs
+or runs out of memory takes only the current call down with it: the call raises
+:class:`HarnessCrashed` or :class:`HarnessTimeout` (neither a rejection), and the next
+call starts a fresh process, replaying ``start`` and the ``parse`` of every handle it is
+given. POSIX only (process groups, resource limits).
 """
 
 from __future__ import annotations
 
 import atexit
-import base64
 import json
+import re
 import shlex
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from types import EllipsisType
 from typing import Any
 
 import numpy as np
 
-from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, b64decode
+from ..protocol import framing
+from ..protocol.framing import FRAMINGS, JSON_LINES, FrameError, MessageTooLarge, encode_message, on_the_wire
+from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
 from .labels import KINDS
 from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, describe_exit
 
@@ -33,6 +38,19 @@ from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, describe_exit
 DEFAULT_TIMEOUT = 60.0
 #: Seconds a harness has to exit after ``stop`` before it is killed.
 STOP_GRACE = 5.0
+
+#: How many answered requests of a process are remembered to charge a late second reply to.
+_ANSWERED_KEPT = 256
+
+#: What a runtime writes when it cannot get the address space it wants at start-up: HotSpot
+#: (heap, class space, code cache, thread stacks), V8 (code range, heap), Go, Rust, C++,
+#: Python, and the C library's ENOMEM text.
+_OUT_OF_ADDRESS_SPACE = re.compile(
+    r"could not reserve enough space|could not allocate compressed class space|insufficient memory for the java runtime"
+    r"|cannot allocate memory|out of memory|fatal process oom|failed to reserve virtual memory"
+    r"|memory allocation of \d+ bytes failed|std::bad_alloc|\bMemoryError\b",
+    re.IGNORECASE,
+)
 
 
 class HarnessFailure(RuntimeError):
@@ -63,6 +81,10 @@ class HarnessProtocolError(HarnessFailure):
 
 class HarnessError(RuntimeError):
     """The harness replied ``error``: the implementation failed on this call, the process lives on."""
+
+
+class HarnessWarning(RuntimeWarning):
+    """Something a harness did that no current call can be charged with (see ExecAdapter.incidents)."""
 
 
 class HarnessRejection(ValueError):
@@ -105,8 +127,12 @@ class ExecAdapter:
     :class:`HarnessFailure` / :class:`HarnessError` (RuntimeError) or OSError if it
     cannot, with the harness's stderr in the message. ``timeout`` bounds every call in
     seconds; ``memory_limit`` is the address-space limit of the process in bytes (None:
-    unlimited); ``on_message(direction, message)`` sees every message sent ("->") and
-    received ("<-"), for logs and protocol tests.
+    unlimited); ``max_reply`` caps one message from the harness in bytes (default
+    :data:`~zarr_jpeg_conformance.protocol.framing.MAX_MESSAGE`, 256 MiB; None: no cap).
+    ``framings`` are the framings offered in ``start`` (JSON lines always; binary framing
+    if the harness chooses it). ``on_message(direction, message)`` sees every message
+    sent ("->") and received ("<-") as it is on the wire (base64 text in JSON lines, the
+    header in binary framing), for logs and protocol tests.
     """
 
     def __init__(
@@ -116,6 +142,8 @@ class ExecAdapter:
         name: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+        max_reply: int | EllipsisType | None = ...,
+        framings: Sequence[str] = FRAMINGS,
         on_message: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
@@ -124,6 +152,13 @@ class ExecAdapter:
         self.command = command if isinstance(command, str) else shlex.join(self.argv)
         self.timeout = timeout
         self.memory_limit = memory_limit
+        # Read when the adapter is made, so that assigning framing.MAX_MESSAGE changes the default.
+        self.max_reply: int | None = framing.MAX_MESSAGE if isinstance(max_reply, EllipsisType) else max_reply
+        if JSON_LINES not in framings or not set(framings) <= set(FRAMINGS):
+            raise ValueError(f"framings must include {JSON_LINES!r} and be among {FRAMINGS}, got {list(framings)}")
+        self.framings = list(framings)
+        #: The framing of the running process (JSON lines until its start reply chooses).
+        self.framing = JSON_LINES
         self.on_message = on_message
         #: Every crash, timeout and protocol failure so far, oldest first (the plugin reads it).
         self.incidents: list[HarnessFailure] = []
@@ -137,6 +172,9 @@ class ExecAdapter:
         self._lock = threading.RLock()
         self._proc: HarnessProcess | None = None
         self._seq = 0
+        #: The requests answered by the running process, seq -> (op, context), newest last:
+        #: output that follows a reply is charged to the request whose seq it carries.
+        self._answered: dict[int, tuple[str, object]] = {}
         self._hello: dict[str, Any] = {}
         self._start()
         self.name: str = name or self._hello["name"]
@@ -163,28 +201,28 @@ class ExecAdapter:
         except (TypeError, ValueError) as exc:
             raise TypeError(f"the codec object is not JSON: {exc}") from exc
         with self._lock:
-            self._call_context = self.context
+            self._begin()
             reply = self._call({"op": "parse", "codec": doc})
             return RemoteCodec(self, doc, self._expect_str(reply, "handle"), self.starts)
 
     def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
         if not isinstance(chunk, np.ndarray):
             raise TypeError(f"chunk must be a numpy array, got {type(chunk).__name__}")
-        wire = array_to_wire(chunk)
+        wire = array_to_wire(chunk, raw=True)
         with self._lock:
-            self._call_context = self.context
+            self._begin()
             reply = self._call({"op": "encode", "handle": self._handle(parsed), "chunk": wire})
             try:
-                return b64decode(reply.get("data"))
+                return field_bytes(reply.get("data"))
             except ValueError as exc:
                 raise self._violation(f"encode reply: {exc}") from exc
 
     def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
         shape = [int(n) for n in chunk_shape]
-        payload = base64.b64encode(bytes(data)).decode("ascii")
+        stream = bytes(data)
         with self._lock:
-            self._call_context = self.context
-            reply = self._call({"op": "decode", "handle": self._handle(parsed), "data": payload, "chunk_shape": shape})
+            self._begin()
+            reply = self._call({"op": "decode", "handle": self._handle(parsed), "data": stream, "chunk_shape": shape})
             chunk = reply.get("chunk")
             try:
                 if not isinstance(chunk, dict):
@@ -204,6 +242,7 @@ class ExecAdapter:
         """Send ``stop`` and wait for the harness to exit; kill it if it does not."""
         with self._lock:
             _LIVE.discard(self)
+            self._check_quiet()
             proc, self._proc = self._proc, None
             if proc is None:
                 return
@@ -212,9 +251,9 @@ class ExecAdapter:
             if self.on_message:
                 self.on_message("->", message)
             try:
-                raw = proc.exchange(json.dumps(message).encode() + b"\n", time.monotonic() + STOP_GRACE)
-                if raw is not None and self.on_message:
-                    self.on_message("<-", json.loads(raw))
+                frame = proc.exchange(encode_message(message, self.framing), time.monotonic() + STOP_GRACE)
+                if frame is not None and self.on_message and isinstance(frame.message, dict):
+                    self.on_message("<-", on_the_wire(frame.message, self.framing))
             except (OSError, TimeoutError, ValueError):
                 pass  # it is going away either way
             proc.shutdown(STOP_GRACE)
@@ -228,10 +267,18 @@ class ExecAdapter:
     # ---------------------------------------------------------------- internals
 
     def _start(self) -> None:
-        self._proc = HarnessProcess(self.argv, self.memory_limit)
+        self._proc = HarnessProcess(self.argv, self.memory_limit, self.max_reply)
         self.starts += 1
         self._seq = 0
-        hello = self._call({"op": "start", "protocol": PROTOCOL_VERSION}, starting=True)
+        self._answered = {}
+        self.framing = JSON_LINES
+        request: dict[str, Any] = {"op": "start", "protocol": PROTOCOL_VERSION}
+        if self.framings != [JSON_LINES]:
+            request["framings"] = self.framings
+        hello = self._call(request, starting=True)
+        chosen = hello.get("framing", JSON_LINES)
+        if chosen not in self.framings:
+            raise self._violation(f"start reply chooses framing {chosen!r}; the client offered {self.framings}")
         if hello.get("protocol") != PROTOCOL_VERSION:
             raise self._violation(f"harness speaks protocol {hello.get('protocol')!r}, not {PROTOCOL_VERSION}")
         roles = hello.get("roles")
@@ -242,6 +289,10 @@ class ExecAdapter:
         if self._hello and (hello["name"], sorted(roles)) != (self._hello["name"], sorted(self._hello["roles"])):
             raise self._violation(f"restarted harness is {hello['name']} {roles}, was {self._hello['name']} {self._hello['roles']}")
         self._hello = hello
+        # From the next request on, both directions use the chosen framing.
+        self.framing = chosen
+        assert self._proc is not None
+        self._proc.reader.framing = chosen
         _LIVE.add(self)  # closed at exit, also after a restart
 
     def _handle(self, parsed: object) -> str:
@@ -258,6 +309,71 @@ class ExecAdapter:
             parsed.handle, parsed.generation = self._expect_str(reply, "handle"), self.starts
         return parsed.handle
 
+    def _begin(self) -> None:
+        """Start a call: note whose it is, and charge output nobody asked for to the call before."""
+        self._call_context = self.context
+        self._check_quiet()
+
+    def _check_quiet(self) -> None:
+        """Deal with output that arrived after the last reply, before this call can be confused by it.
+
+        A whole message that repeats the reply to an answered request (a second reply, a
+        late one) is charged to that request (see :meth:`_late_copy`) and dropped: the
+        harness goes on. Anything else (bytes that are no message, or not a whole one by
+        now) is charged to the last request answered; the harness is killed and the next
+        call restarts it. Either way this call, and its case, are not touched.
+        """
+        proc = self._proc
+        if proc is None or not self._answered or not proc.unsolicited():
+            return
+        leftover = self._drop_late_copies(proc, None)
+        if leftover is None:
+            return
+        seq = next(reversed(self._answered))
+        op, context = self._answered[seq]
+        exc = self._fail(
+            HarnessProtocolError,
+            f"protocol violation: after its reply to {op} (seq {seq}) it wrote {leftover} that no request asked "
+            "for; killed, the next call restarts it",
+            proc,
+            proc.stderr.mark(),
+            context=context,
+        )
+        warnings.warn(f"{exc} [the call was made during {context}]", HarnessWarning, stacklevel=4)
+
+    def _drop_late_copies(self, proc: HarnessProcess, current: int | None) -> str | None:
+        """Take whole messages that repeat the reply to an earlier request off the stream.
+
+        None when nothing else is buffered; otherwise what is, described for an error
+        message: a message that is no late copy (a copy of the reply to ``current``, the
+        call just answered, counts as no late copy: that call takes the blame itself), or
+        bytes that are no message or not a whole one yet.
+        """
+        while proc.reader.buffered:
+            shown, count = proc.reader.peek(), proc.reader.buffered
+            try:
+                frame = proc.reader.pop()
+            except FrameError:
+                return f"{count} more bytes ({shown!r})"
+            if frame is None:
+                return f"{count} more bytes ({shown!r}), not a whole message"
+            seq = frame.message.get("seq") if isinstance(frame.message, dict) else None
+            if seq == current or seq not in self._answered:
+                return f"{count} more bytes ({shown!r}; a second reply?)"
+            self._late_copy(seq, shown)
+        return None
+
+    def _late_copy(self, seq: int, shown: bytes) -> None:
+        """A reply to request ``seq`` came after that call returned: charge it there and warn, since its case is reported."""
+        op, context = self._answered[seq]
+        exc = HarnessProtocolError(
+            f"{self._label()} (pid {self.pid}): protocol violation: a second reply to {op} (seq {seq}) came after "
+            f"that call had returned ({shown!r}); dropped"
+        )
+        exc.context = context  # type: ignore[attr-defined]
+        self.incidents.append(exc)
+        warnings.warn(f"{exc} [the call was made during {context}]", HarnessWarning, stacklevel=5)
+
     def _call(self, request: dict[str, Any], *, starting: bool = False) -> dict[str, Any]:
         if self._proc is None:
             self._start()
@@ -266,28 +382,52 @@ class ExecAdapter:
         self._seq += 1
         message = {"seq": self._seq, **request}
         if self.on_message:
-            self.on_message("->", message)
+            self.on_message("->", on_the_wire(message, self.framing))
         mark = proc.stderr.mark()
         op = request["op"]
-        try:
-            raw = proc.exchange(json.dumps(message, separators=(",", ":")).encode() + b"\n", time.monotonic() + self.timeout)
-        except TimeoutError:
-            raise self._fail(HarnessTimeout, f"no reply to {op} within {self.timeout:g} s; killed", proc, mark) from None
-        if raw is None:
+        deadline = time.monotonic() + self.timeout
+        parts = encode_message(message, self.framing)
+        while True:
+            try:
+                frame = proc.exchange(parts, deadline)
+            except TimeoutError:
+                raise self._fail(HarnessTimeout, f"no reply to {op} within {self.timeout:g} s; killed", proc, mark) from None
+            except MessageTooLarge as exc:
+                raise self._violation(
+                    f"reply to {op}: {exc}. A harness may send at most max_reply bytes in one message: raise it with "
+                    "ExecAdapter(..., max_reply=N) or by assigning zarr_jpeg_conformance.protocol.framing.MAX_MESSAGE",
+                    proc, mark,
+                ) from None
+            except FrameError as exc:
+                raise self._violation(f"reply to {op}: {exc}", proc, mark, starting=starting) from None
+            parts = []
+            got = frame.message.get("seq") if frame is not None and isinstance(frame.message, dict) else None
+            if frame is None or got == self._seq or got not in self._answered:
+                break
+            # A late copy of an earlier reply, ahead of this one: charged there, and this call goes on.
+            self._late_copy(got, json.dumps(on_the_wire(frame.message, self.framing)).encode()[:200])
+        if frame is None:
             # It closed stdout: normally it is dying. One that lingers is killed.
             code = proc.wait(2.0)
             if code is None:
                 code = proc.kill()
             when = "before replying to start" if starting else f"during {op}"
-            raise self._fail(HarnessCrashed, f"{describe_exit(code)} {when}", proc, mark)
-        try:
-            reply = json.loads(raw)
-        except ValueError:
-            raise self._violation(f"reply to {op} is not JSON: {raw[:200]!r}", proc, mark) from None
-        if not isinstance(reply, dict) or reply.get("seq") != self._seq:
-            raise self._violation(f"reply to {op} (seq {self._seq}) has seq {reply.get('seq') if isinstance(reply, dict) else None!r}", proc, mark)
+            raise self._fail(HarnessCrashed, f"{describe_exit(code)} {when}", proc, mark, starting=starting)
+        reply = frame.message
+        if got != self._seq:
+            raise self._violation(f"reply to {op} (seq {self._seq}) has seq {got!r}", proc, mark, starting=starting)
+        if proc.unwritten:
+            # It cannot have read what it has not been sent.
+            raise self._violation(f"reply to {op} came with {proc.unwritten} bytes of the request still unread", proc, mark)
         if self.on_message:
-            self.on_message("<-", reply)
+            self.on_message("<-", on_the_wire(reply, self.framing))
+        leftover = self._drop_late_copies(proc, self._seq)
+        if leftover is not None and "not a whole message" not in leftover:
+            # More than one message for one request: the case that asked is the one to blame.
+            raise self._violation(f"after its reply to {op} (seq {self._seq}) it wrote {leftover}; one request, one reply", proc, mark)
+        self._answered[self._seq] = (op, self._call_context)
+        if len(self._answered) > _ANSWERED_KEPT:
+            del self._answered[next(iter(self._answered))]
         status = reply.get("status")
         if status == "ok":
             return reply
@@ -318,18 +458,49 @@ class ExecAdapter:
     def _label(self) -> str:
         return f"harness {getattr(self, 'name', None) or self.command!r}"
 
-    def _violation(self, message: str, proc: HarnessProcess | None = None, mark: int = 0) -> HarnessFailure:
-        return self._fail(HarnessProtocolError, f"protocol violation: {message}; killed", proc or self._proc, mark)
+    def _violation(
+        self, message: str, proc: HarnessProcess | None = None, mark: int = 0, *, starting: bool = False
+    ) -> HarnessFailure:
+        return self._fail(HarnessProtocolError, f"protocol violation: {message}; killed", proc or self._proc, mark, starting=starting)
 
-    def _fail(self, kind: type[HarnessFailure], message: str, proc: HarnessProcess | None, mark: int) -> HarnessFailure:
+    def _fail(
+        self,
+        kind: type[HarnessFailure],
+        message: str,
+        proc: HarnessProcess | None,
+        mark: int,
+        *,
+        starting: bool = False,
+        context: object = ...,
+    ) -> HarnessFailure:
+        # A harness that fails to start often says why on stdout (HotSpot writes its fatal
+        # start-up errors there): read its last words before they are gone with it.
+        stdout = proc.drain_stdout(1.0) if proc is not None and starting else ""
         if proc is not None:
             proc.kill()  # already dead or not, it is finished: reap it and close its pipes
         stderr = proc.stderr.since(mark, settle=1.0) if proc is not None else ""
-        exc = kind(f"{self._label()} (pid {proc.pid if proc else '?'}): {message}" + (f"\nharness stderr:\n{stderr}" if stderr else ""))
+        text = f"{self._label()} (pid {proc.pid if proc else '?'}): {message}"
+        if starting and self.memory_limit and _OUT_OF_ADDRESS_SPACE.search(f"{stdout}\n{stderr}"):
+            text += f"\n{self._memory_hint()}"
+        if stdout:
+            text += f"\nharness stdout:\n{stdout}"
+        if stderr:
+            text += f"\nharness stderr:\n{stderr}"
+        exc = kind(text)
         self._proc = None
-        exc.context = self._call_context  # type: ignore[attr-defined]
+        exc.context = self._call_context if context is ... else context  # type: ignore[attr-defined]
         self.incidents.append(exc)
         return exc
+
+    def _memory_hint(self) -> str:
+        limit = f"{(self.memory_limit or 0) >> 20} MiB"
+        return (
+            f"The harness ran out of address space while starting: it exceeded --harness-memory ({limit}, the "
+            "RLIMIT_AS of the harness process; ExecAdapter(memory_limit=...)). Runtimes reserve address space up "
+            "front: raise --harness-memory (0 for no limit), or cap the runtime's reservations in the harness "
+            "command (JVM: -Xmx512m -XX:ReservedCodeCacheSize=64m -XX:CompressedClassSpaceSize=64m; "
+            "Node.js: --max-old-space-size=512)."
+        )
 
 
 __all__ = [
@@ -341,5 +512,6 @@ __all__ = [
     "HarnessProtocolError",
     "HarnessRejection",
     "HarnessTimeout",
+    "HarnessWarning",
     "RemoteCodec",
 ]

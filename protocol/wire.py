@@ -1,14 +1,17 @@
-"""Protocol version 1 on the wire: arrays and streams as base64 inside JSON lines.
+"""Protocol version 1 on the wire: arrays and streams inside messages.
 
 Both the client (``adapters.remote``) and the server (``harnesses.server``) encode and
 decode messages with these functions, so the two sides cannot drift apart.
-``schema/protocol/v1.schema.json`` is the same contract as a JSON Schema.
+``schema/protocol/v1.schema.json`` is the same contract as a JSON Schema. A message's
+bytes are base64 text in JSON lines and raw bytes in binary framing (``framing.py``):
+:func:`field_bytes` reads either.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,13 +29,20 @@ WIRE_DTYPES = frozenset(
 )
 
 
-def array_to_wire(array: np.ndarray) -> dict[str, Any]:
-    """``{"shape", "dtype", "data"}`` of an array: base64 of its samples, little-endian, C order."""
+def array_to_wire(array: np.ndarray, *, raw: bool = False) -> dict[str, Any]:
+    """``{"shape", "dtype", "data"}`` of an array: its samples, little-endian, C order.
+
+    ``data`` is base64 text, or with ``raw`` the samples' bytes themselves (a memoryview
+    of them, not a copy), which :func:`~zarr_jpeg_conformance.protocol.framing.encode_message`
+    sends in either framing.
+    """
     name = array.dtype.name
     if name not in WIRE_DTYPES:
         raise TypeError(f"an array of dtype {array.dtype} cannot be sent to a harness (protocol dtypes: {sorted(WIRE_DTYPES)})")
-    wire = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-    return {"shape": list(array.shape), "dtype": name, "data": base64.b64encode(wire.tobytes()).decode("ascii")}
+    samples = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    # Raw: a view of the samples, no copy (valid while ``array`` is not modified).
+    data = samples.data.cast("B") if raw and samples.size else samples.tobytes()
+    return {"shape": list(array.shape), "dtype": name, "data": data if raw else base64.b64encode(data).decode("ascii")}
 
 
 def array_from_wire(obj: Mapping[str, Any]) -> np.ndarray:
@@ -42,12 +52,23 @@ def array_from_wire(obj: Mapping[str, Any]) -> np.ndarray:
         raise ValueError(f"unknown wire dtype {name!r}")
     if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
         raise ValueError(f"wire shape must be a list of non-negative integers, got {shape!r}")
-    raw = b64decode(obj.get("data"))
+    data = obj.get("data")
+    # A binary frame's payload (a bytearray nobody else holds) becomes the array's memory.
+    raw = data if isinstance(data, bytearray) else field_bytes(data)
     dtype = np.dtype(name).newbyteorder("<")
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)
     if len(raw) != count * dtype.itemsize:
         raise ValueError(f"wire data has {len(raw)} bytes, shape {shape} of {name} needs {count * dtype.itemsize}")
-    return np.frombuffer(raw, dtype=dtype).astype(np.dtype(name), copy=True).reshape(shape)
+    return np.frombuffer(raw, dtype=dtype).astype(np.dtype(name), copy=not isinstance(raw, bytearray)).reshape(shape)
+
+
+def field_bytes(value: object) -> bytes:
+    """The bytes of a message's ``data``: a binary frame's payload, or base64 text from a JSON line."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    return b64decode(value)
 
 
 def b64decode(text: object) -> bytes:
@@ -59,4 +80,4 @@ def b64decode(text: object) -> bytes:
         raise ValueError(f"invalid base64 data: {exc}") from exc
 
 
-__all__ = ["PROTOCOL_VERSION", "TEXT_CAP", "WIRE_DTYPES", "array_from_wire", "array_to_wire", "b64decode"]
+__all__ = ["PROTOCOL_VERSION", "TEXT_CAP", "WIRE_DTYPES", "array_from_wire", "array_to_wire", "b64decode", "field_bytes"]

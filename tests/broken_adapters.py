@@ -151,3 +151,46 @@ class LaxQuality(_Broken):
                 raise
             fixed = {**codec, "configuration": {**codec["configuration"], "quality": 50}}
             return parse_codec(fixed)
+
+
+class Forking(_Broken):
+    """Forks a helper process when it starts, as adapters with worker pools do; hangs parsing quality 100."""
+
+    name = "forking"
+    quality_trigger = 100
+
+    def __init__(self) -> None:
+        import os
+        import time
+
+        self.helper = os.fork()
+        if self.helper == 0:  # the helper: lingers for ten minutes unless something ends it
+            time.sleep(600)
+            os._exit(0)
+
+    def _trigger(self) -> None:
+        spin()
+
+    def versions(self) -> dict[str, str]:
+        return {**super().versions(), "helper_pid": str(self.helper)}
+
+
+#: Decoding to a chunk of this shape makes ``Bloated`` return it without looking at the stream.
+BLOAT_SHAPE = (2048, 2048, 3)
+
+
+class Bloated(_Broken):
+    """Returns a 12 MiB chunk for any stream when asked for BLOAT_SHAPE (a reply over a small cap)."""
+
+    name = "bloated"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        if tuple(chunk_shape) == BLOAT_SHAPE:
+            return np.full(BLOAT_SHAPE, 7, np.uint8)
+        return super().decode(parsed, data, chunk_shape)
+
+
+class Twice(_Broken):
+    """Correct; ``fake_harnesses twice`` serves it and answers two of its parses twice (the harness's fault)."""
+
+    name = "twice"

@@ -1,18 +1,22 @@
-"""Crash isolation: a segfault, a hang or runaway memory costs one case, never the session.
+"""Crash isolation: a segfault, a hang, runaway memory or a lying harness costs one case, never the session.
 
 The broken adapters (``tests/broken_adapters.py``) run behind ``harnesses.server`` in child
-processes. First the client on its own (exceptions, restarts, replayed handles), then the
-whole plugin: a real suite run with ``--isolate`` must record ``crash`` / ``timeout`` for
-the sabotaged cases and ``pass`` for every case after them.
+processes; the fake harnesses (``tests/fake_harnesses.py``) break the protocol itself.
+First the client on its own (exceptions, restarts, replayed handles, caps, clean-up),
+then the whole plugin: a real suite run with ``--isolate`` must record ``crash`` /
+``timeout`` / ``error`` for the sabotaged cases and ``pass`` for every case after them.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -24,9 +28,12 @@ from zarr_jpeg_conformance.adapters.remote import (
     HarnessError,
     HarnessProtocolError,
     HarnessTimeout,
+    HarnessWarning,
 )
 from zarr_jpeg_conformance.corpus.modes import codec
 from zarr_jpeg_conformance.judging.verdict import attempt
+from zarr_jpeg_conformance.protocol import framing
+from zarr_jpeg_conformance.protocol.framing import BINARY, JSON_LINES
 from zarr_jpeg_conformance.protocol.wire import TEXT_CAP
 
 pytest_plugins = ["pytester"]
@@ -54,6 +61,26 @@ def _needs_backend() -> None:
 
 def _harness(adapter: str, **kwargs: object) -> ExecAdapter:
     return ExecAdapter([*SERVER, f"broken_adapters:{adapter}"], **kwargs)  # type: ignore[arg-type]
+
+
+def _fake(*args: str, **kwargs: object) -> ExecAdapter:
+    return ExecAdapter([sys.executable, "-m", "fake_harnesses", *args], **kwargs)  # type: ignore[arg-type]
+
+
+def _fakes_module(name: str) -> ModuleType:
+    """``broken_adapters`` or ``fake_harnesses``, for their constants (this folder is not on sys.path)."""
+    spec = importlib.util.spec_from_file_location(f"_isolation_{name}", TESTS / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _real_backend() -> str:
+    real = next((n for n, a in available_builtins().items() if not isinstance(a, AdapterLoadError)), None)
+    if real is None:
+        pytest.skip("no built-in backend is installed to provide pixels")
+    return real
 
 
 def test_failures_are_not_rejections() -> None:
@@ -136,6 +163,140 @@ def test_stderr_is_drained_and_capped() -> None:
     assert info.value.context == "the test"
 
 
+@pytest.mark.parametrize("framings", [[JSON_LINES], [JSON_LINES, BINARY]])
+def test_a_reply_over_the_cap_is_refused_and_the_next_call_works(framings: list[str]) -> None:
+    """A 12 MiB decoded chunk against an 8 MiB cap: refused with the cap named, then business as usual."""
+    bloat_shape = _fakes_module("broken_adapters").BLOAT_SHAPE
+    _needs_backend()
+    with _harness("Bloated", max_reply=8 << 20, framings=framings) as adapter:
+        parsed = adapter.parse(GRAY)
+        chunk = np.full((16, 16), 99, np.uint8)
+        data = adapter.encode(parsed, chunk)
+        got = attempt(adapter.decode, parsed, data, bloat_shape)
+        assert isinstance(got.error, HarnessProtocolError) and got.rejection is None, got.describe()
+        message = str(got.error)
+        assert "reply to decode" in message and "more than the cap of 8 MiB" in message, message
+        assert "max_reply=" in message and "MAX_MESSAGE" in message, "the error must say how to raise the cap"
+        # Binary framing knows from the header alone; JSON lines once the line passes the cap.
+        assert ("declares a payload" in message) == (adapter.framing == BINARY), message
+        assert adapter.pid is None and adapter.incidents == [got.error]
+        out = adapter.decode(parsed, data, chunk.shape)
+        assert out.shape == chunk.shape and abs(int(out.mean()) - 99) <= 2
+        assert adapter.starts == 2
+
+
+def test_the_cap_defaults_to_max_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Assigning framing.MAX_MESSAGE (the documented knob) changes the cap of harnesses started after it."""
+    _needs_backend()
+    monkeypatch.setattr(framing, "MAX_MESSAGE", 1 << 20)
+    with _harness("Bloated") as adapter:
+        assert adapter.max_reply == 1 << 20
+        parsed = adapter.parse(GRAY)
+        data = adapter.encode(parsed, np.zeros((8, 8), np.uint8))
+        with pytest.raises(HarnessProtocolError, match="more than the cap of 1 MiB"):
+            adapter.decode(parsed, data, _fakes_module("broken_adapters").BLOAT_SHAPE)
+    with _harness("Bloated", max_reply=None) as unbounded:
+        assert unbounded.max_reply is None
+
+
+@pytest.mark.parametrize("framings", [[JSON_LINES], [JSON_LINES, BINARY]])
+def test_a_second_reply_is_charged_to_the_request_that_caused_it(framings: list[str]) -> None:
+    """Quality 1 is answered twice at once; 100 once more half a second later; 99 again just before the next reply."""
+    with _fake("twice", _real_backend(), framings=framings, timeout=10) as adapter:
+        adapter.context = "case quality 1"
+        with pytest.raises(HarnessProtocolError, match=r"after its reply to parse \(seq 2\) it wrote \d+ more bytes") as info:
+            adapter.parse(codec(1, "grayscale"))
+        assert info.value.context == "case quality 1" and adapter.pid is None
+        adapter.context = "case quality 2"
+        adapter.parse(codec(2, "grayscale"))  # a fresh process: this case is not touched
+        # A second reply that comes once its call has returned cannot change that call's
+        # result: it is charged to it by its seq (an incident and a warning), and dropped.
+        caught = _late_copy_checked(adapter, framings, 100, wait=_fakes_module("fake_harnesses").LATE * 3)
+        assert [w.category for w in caught] == [HarnessWarning] and "case quality 100" in str(caught[0].message)
+        # The same when the copy arrives while the client waits for the next reply.
+        caught = _late_copy_checked(adapter, framings, 99, wait=0.0)
+        assert [w.category for w in caught] == [HarnessWarning] and "case quality 99" in str(caught[0].message)
+        assert len(adapter.incidents) == 3 and adapter.starts == 2, "late copies do not restart the harness"
+
+
+def _late_copy_checked(adapter: ExecAdapter, framings: list[str], quality: int, wait: float) -> list[warnings.WarningMessage]:
+    """Parse ``quality`` (answered twice, late), another quality in between, wait, then one more: all succeed."""
+    adapter.context = f"case quality {quality}"
+    adapter.parse(codec(quality, "grayscale"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        adapter.context = "case quality 4"  # a call in between: the copy still names the seq of its request
+        adapter.parse(codec(4, "grayscale"))
+        time.sleep(wait)
+        adapter.context = "case quality 3"
+        parsed = adapter.parse(codec(3, "grayscale"))
+    assert parsed.generation == adapter.starts and adapter.framing == framings[-1]
+    late = adapter.incidents[-1]
+    assert isinstance(late, HarnessProtocolError) and late.context == f"case quality {quality}", late  # type: ignore[attr-defined]
+    assert "a second reply to parse" in str(late) and "after that call had returned" in str(late)
+    return caught
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for a reaper does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_closing_ends_the_harness_process_group() -> None:
+    """A helper the adapter forked ends with the harness, on a clean stop as on a timeout."""
+    _needs_backend()
+    helpers = []
+    try:
+        for end in ("close", "timeout"):
+            adapter = _harness("Forking", timeout=TIMEOUT)
+            helper = int(adapter.versions()["helper_pid"])
+            helpers.append(helper)
+            assert _alive(helper)
+            adapter.parse(GRAY)
+            if end == "timeout":
+                with pytest.raises(HarnessTimeout):
+                    adapter.parse(codec(100, "grayscale"))
+            adapter.close()  # stop, and the harness exits 0: its helper must not live on
+            deadline = time.monotonic() + 5
+            while _alive(helper) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not _alive(helper), f"the helper of a harness ended by {end} is still running"
+    finally:
+        for helper in helpers:
+            if _alive(helper):
+                os.kill(helper, 9)
+
+
+@pytest.mark.parametrize(
+    ("mode", "evidence"),
+    [("jvm-no-heap", "Could not allocate compressed class space"), ("v8-no-code-range", "Fatal process OOM")],
+)
+def test_running_out_of_address_space_at_start_says_what_to_do(mode: str, evidence: str) -> None:
+    with pytest.raises((HarnessProtocolError, HarnessCrashed)) as info:
+        _fake(mode, memory_limit=MEMORY_MIB << 20, timeout=10)
+    message = str(info.value)
+    assert f"exceeded --harness-memory ({MEMORY_MIB} MiB" in message, message
+    assert "raise --harness-memory" in message and "-Xmx" in message and "-XX:ReservedCodeCacheSize" in message
+    assert evidence in message, "the harness's own words are shown"
+    # The load error the plugin turns into a usage error carries it too.
+    with pytest.raises(AdapterLoadError, match="exceeded --harness-memory"):
+        load_adapter(f"exec:{sys.executable} -m fake_harnesses {mode}")
+
+
+def test_other_start_failures_get_no_memory_advice() -> None:
+    with pytest.raises(HarnessCrashed, match="exited with code 127 before replying to start") as info:
+        _fake("missing-library", timeout=10)
+    assert "libjpeg.so.62" in str(info.value) and "--harness-memory" not in str(info.value)
+    with pytest.raises(HarnessProtocolError) as no_limit:
+        _fake("jvm-no-heap", memory_limit=None, timeout=10)
+    assert "--harness-memory" not in str(no_limit.value), "no limit was set: raising it is no advice"
+
+
 # ------------------------------------------------------------------ the whole plugin
 
 
@@ -144,8 +305,13 @@ def _records(path: Path) -> dict[tuple[str, str], dict[str, object]]:
 
 
 def test_isolate_turns_crashes_into_outcomes_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
-    """The parse suite over the quality cases, with three saboteurs and (if any) a real backend."""
-    impls = ["broken_adapters:Segfaulting", "broken_adapters:Hanging", "broken_adapters:Hungry"]
+    """The parse suite over the quality cases, with four saboteurs and (if any) a real backend."""
+    impls = [
+        "broken_adapters:Segfaulting",
+        "broken_adapters:Hanging",
+        "broken_adapters:Hungry",
+        f"exec:{sys.executable} -m fake_harnesses twice broken_adapters:Twice",
+    ]
     real = next((n for n, a in available_builtins().items() if not isinstance(a, AdapterLoadError)), None)
     if real:
         impls.append(real)
@@ -159,21 +325,29 @@ def test_isolate_turns_crashes_into_outcomes_and_the_run_goes_on(pytester: pytes
         ("segfaulting", "config.quality.min"): {"crash"},
         ("hanging", "config.quality.max"): {"timeout"},
         ("hungry", "config.quality.mid"): {"crash", "error"},
+        # Answered twice at once: the case that asked is charged, not the next one.
+        ("twice", "config.quality.min"): {"error"},
     }
     for key, allowed in sabotaged.items():
         assert key in records, f"{key} did not run: {result.stdout.str()[-2000:]}"
         assert records[key]["outcome"] in allowed, records[key]
     assert "SIGSEGV" in records["segfaulting", "config.quality.min"]["message"]
     assert "MemoryError" in records["hungry", "config.quality.mid"]["message"]
+    assert "a second reply?" in records["twice", "config.quality.min"]["message"]
     others = {k: r["outcome"] for k, r in records.items() if k not in sabotaged}
     cases = {case for _, case in records}
     assert len(cases) >= 15 and len(records) == len(cases) * len(impls), sorted(records)
     assert set(others.values()) == {"pass"}, {k: v for k, v in others.items() if v != "pass"}
     # The implementations keep their names, and the session reports each outcome.
-    assert {impl for impl, _ in records} == {"segfaulting", "hanging", "hungry", *([real] if real else [])}
+    assert {impl for impl, _ in records} == {"segfaulting", "hanging", "hungry", "twice", *([real] if real else [])}
     result.stdout.fnmatch_lines(["*segfaulting*1 crash*", "*hanging*1 timeout*"])
+    # The late second reply to config.quality.max cannot change that case's result, which
+    # was already written; whenever it arrives, no other case is charged with it, and a
+    # warning names the case it belongs to (if a call came after it: it is timed by the load).
+    late = [line for line in result.outlines + result.errlines if "HarnessWarning" in line]
+    assert all("during suites/test_parse.py::test_parse[twice-config.quality.max]" in line for line in late), late
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert result.parseoutcomes()["failed"] == 3
+    assert result.parseoutcomes()["failed"] == 4
 
 
 def test_exec_impl_without_a_harness_is_a_usage_error(pytester: pytest.Pytester) -> None:

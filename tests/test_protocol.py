@@ -1,15 +1,18 @@
-"""The harness protocol: its schema, the Python server (harnesses.server) and the Node harness speak it.
+"""The harness protocol: its schema, both framings, the Python server (harnesses.server) and the Node harness.
 
-Every message of real sessions is validated against ``schema/protocol/v1.schema.json``;
-the transcript in ``docs/protocol.md`` is validated too, so the documentation cannot
-drift from the schema. The Node harness tests need ``node`` and the harness's npm
-packages (``python -m zarr_jpeg_conformance.harnesses install``) and say so when they
-are missing.
+Every message of real sessions, in JSON lines and in binary framing, is validated against
+``schema/protocol/v1.schema.json``; the two recorded sessions in ``docs/protocol.md`` are
+validated too and replayed byte for byte through the server, so the documentation cannot
+drift from the schema or the code. The Node harness tests need ``node`` and the
+harness's npm packages (``python -m zarr_jpeg_conformance.harnesses install``) and say so
+when they are missing.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import io
 import json
 import os
 import subprocess
@@ -24,12 +27,28 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.adapters import AdapterLoadError, available_builtins, load_adapter
-from zarr_jpeg_conformance.adapters.remote import ExecAdapter, HarnessError, HarnessRejection, RemoteCodec
+from zarr_jpeg_conformance.adapters.remote import (
+    ExecAdapter,
+    HarnessError,
+    HarnessProtocolError,
+    HarnessRejection,
+    RemoteCodec,
+)
 from zarr_jpeg_conformance.corpus.cases import config_cases
 from zarr_jpeg_conformance.corpus.images import make_image, psnr
 from zarr_jpeg_conformance.corpus.modes import MODE, codec
 from zarr_jpeg_conformance.corpus.registry import load_json
-from zarr_jpeg_conformance.harnesses.server import Server
+from zarr_jpeg_conformance.harnesses.server import Server, serve
+from zarr_jpeg_conformance.protocol.framing import (
+    BINARY,
+    JSON_LINES,
+    FrameError,
+    FrameReader,
+    MessageTooLarge,
+    encode_message,
+    on_the_wire,
+    split_payload,
+)
 from zarr_jpeg_conformance.protocol.wire import array_from_wire, array_to_wire
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +71,16 @@ def _check(message: dict[str, Any], definition: str) -> None:
     assert not errors, f"{definition} does not validate {json.dumps(message)[:300]}: {[e.message for e in errors][:3]}"
 
 
+#: Messages whose bytes travel as a payload in binary framing, and so have a header form.
+_WITH_PAYLOAD = {"encode", "decode"}
+
+
 class Transcript:
-    """Records a session's messages and validates each against its definition."""
+    """Records a session's messages (as on the wire) and validates each against its definition.
+
+    After a start reply that chooses binary framing, encode and decode messages are
+    checked against their header forms, everything else against the JSON-lines forms.
+    """
 
     def __init__(self) -> None:
         self.messages: list[tuple[str, dict[str, Any]]] = []
@@ -64,16 +91,24 @@ class Transcript:
     def validate(self) -> list[str]:
         """Validate every pair; return the ops seen (in order)."""
         ops, pending = [], {}
+        framing = JSON_LINES
         for direction, message in self.messages:
             if direction == "->":
-                _check(message, f"{message['op']}-request")
-                _check(message, "request")
-                pending[message["seq"]] = message["op"]
-                ops.append(message["op"])
+                op = message["op"]
+                if op == "start":
+                    framing = JSON_LINES
+                header = framing == BINARY and op in _WITH_PAYLOAD
+                _check(message, f"{op}-request-header" if header else f"{op}-request")
+                _check(message, "frame-request" if framing == BINARY else "request")
+                pending[message["seq"]] = op
+                ops.append(op)
             else:
                 op = pending.pop(message["seq"])
-                _check(message, f"{op}-reply")
-                _check(message, "reply")
+                header = framing == BINARY and op in _WITH_PAYLOAD
+                _check(message, f"{op}-reply-header" if header else f"{op}-reply")
+                _check(message, "frame-reply" if framing == BINARY else "reply")
+                if op == "start":
+                    framing = message.get("framing", JSON_LINES)
         assert not pending, f"requests without replies: {pending}"
         return ops
 
@@ -98,6 +133,20 @@ def test_schema_is_valid_2020_12() -> None:
 
 def test_schema_rejects_what_the_protocol_forbids() -> None:
     bad = [
+        ({"seq": 1, "op": "start", "protocol": 1, "framings": []}, "start-request"),
+        ({"seq": 1, "op": "start", "protocol": 1, "framings": ["json", "msgpack"]}, "start-request"),
+        (
+            {"seq": 1, "status": "ok", "protocol": 1, "name": "x", "version": "1", "roles": ["decode"], "versions": {}, "framing": "raw"},
+            "start-reply",
+        ),
+        # Binary framing: the bytes are the payload, never base64 in the header as well.
+        ({"seq": 3, "op": "encode", "handle": "1", "chunk": {"shape": [1], "dtype": "uint8", "data": "AA=="}, "payload": 1}, "encode-request-header"),
+        ({"seq": 3, "op": "encode", "handle": "1", "chunk": {"shape": [1], "dtype": "uint8"}}, "encode-request-header"),  # no payload
+        ({"seq": 3, "status": "ok", "payload": -1}, "encode-reply-header"),
+        ({"seq": 3, "status": "ok", "data": "AA=="}, "encode-reply-header"),
+        ({"seq": 4, "op": "decode", "handle": "1", "chunk_shape": [1, 1], "payload": 1.5}, "decode-request-header"),
+        ({"seq": 4, "status": "ok", "chunk": {"shape": [1], "dtype": "uint8"}}, "decode-reply-header"),  # no payload
+        ({"seq": 4, "op": "decode", "handle": "1", "chunk_shape": [1, 1], "payload": 4}, "request"),  # a header is no JSON-lines message
         ({"seq": 1, "op": "start"}, "start-request"),  # no protocol version
         ({"seq": 1, "op": "start", "protocol": 2}, "start-request"),
         ({"seq": -1, "op": "stop"}, "stop-request"),
@@ -115,38 +164,77 @@ def test_schema_rejects_what_the_protocol_forbids() -> None:
         assert list(_validator(definition).iter_errors(message)), f"{definition} accepts {message}"
 
 
-def _doc_transcript() -> list[tuple[str, dict[str, Any]]]:
+#: The recorded sessions of docs/protocol.md: the section that holds each, and its framing.
+DOC_SESSIONS = {"## A full exchange": JSON_LINES, "### A binary exchange": BINARY}
+
+
+def _doc_session(section: str) -> list[tuple[str, dict[str, Any], bytes | None]]:
+    """(direction, header, payload) of each message of a recorded session.
+
+    A line ``[N bytes] HEX`` is the payload of the header line before it.
+    """
     text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
-    block = text.split("## A full exchange", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
-    return [("->" if line[0] == ">" else "<-", json.loads(line[2:])) for line in block.splitlines() if line.strip()]
+    block = text.split(section + "\n", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    messages: list[tuple[str, dict[str, Any], bytes | None]] = []
+    for line in filter(str.strip, block.splitlines()):
+        direction, body = ("->" if line[0] == ">" else "<-"), line[2:]
+        if body.startswith("["):
+            size, hexdigits = body[1:].split(" bytes] ")
+            payload = bytes.fromhex(hexdigits)
+            assert len(payload) == int(size) == messages[-1][1]["payload"], line[:80]
+            messages[-1] = (*messages[-1][:2], payload)
+        else:
+            messages.append((direction, json.loads(body), None))
+    return messages
 
 
-def test_doc_example_follows_the_schema() -> None:
+def _doc_transcript(section: str = "## A full exchange") -> list[tuple[str, dict[str, Any]]]:
+    return [(d, m) for d, m, _ in _doc_session(section)]
+
+
+@pytest.mark.parametrize("section", DOC_SESSIONS)
+def test_doc_example_follows_the_schema(section: str) -> None:
     transcript = Transcript()
-    transcript.messages = _doc_transcript()
+    transcript.messages = _doc_transcript(section)
     ops = transcript.validate()
     assert ops[0] == "start" and ops[-1] == "stop"
     assert {"parse", "encode", "decode"} <= set(ops), "the example must show every request"
     statuses = {m["status"] for d, m in transcript.messages if d == "<-"}
     assert {"ok", "rejected"} <= statuses
+    start_reply = transcript.messages[1][1]
+    assert start_reply.get("framing", JSON_LINES) == DOC_SESSIONS[section]
 
 
-def test_doc_example_is_what_the_server_says() -> None:
-    """Replaying the doc's requests gives the doc's replies (modulo versions)."""
+def _wire_bytes(messages: list[tuple[dict[str, Any], bytes | None]]) -> bytes:
+    return b"".join(json.dumps(m, separators=(",", ":")).encode() + b"\n" + (p or b"") for m, p in messages)
+
+
+@pytest.mark.parametrize("section", DOC_SESSIONS)
+def test_doc_example_is_what_the_server_says(section: str) -> None:
+    """The doc's requests, byte for byte into the server, give the doc's replies (modulo versions and JPEG bytes)."""
     name = _backend()
     if name != "imagecodecs":
-        pytest.skip("the documented session was recorded with imagecodecs")
-    server = Server(name)
-    for direction, message in _doc_transcript():
-        if direction == "->":
-            reply = server.handle(message)
-        else:
-            if message.get("versions"):
-                message = {**message, "version": reply["version"], "versions": reply["versions"]}
-            if message["status"] == "ok" and "data" in message:
-                assert reply["status"] == "ok"  # JPEG bytes may differ across libjpeg-turbo versions
-                continue
-            assert reply == message
+        pytest.skip("the documented sessions were recorded with imagecodecs")
+    session = _doc_session(section)
+    out = io.BytesIO()
+    serve(name, io.BytesIO(_wire_bytes([(m, p) for d, m, p in session if d == "->"])), out)
+    expected = [(m, p) for d, m, p in session if d == "<-"]
+    reader = FrameReader(JSON_LINES, cap=None)
+    reader.feed(out.getvalue())
+    for message, payload in expected:
+        frame = reader.pop()
+        assert frame is not None, f"the server said nothing where the doc has {message}"
+        header, got = split_payload(frame.message) if reader.framing == BINARY else (frame.message, None)
+        if message.get("versions"):
+            message = {**message, "version": header["version"], "versions": header["versions"]}
+            reader.framing = message.get("framing", JSON_LINES)
+        if message["status"] == "ok" and ("data" in message or (payload and "chunk" not in message)):
+            # An encoded stream: JPEG bytes may differ across libjpeg-turbo versions.
+            assert header["status"] == "ok" and bytes(got or b"")[:2] in (b"", b"\xff\xd8"), header
+            continue
+        assert header == message
+        assert (None if got is None else bytes(got)) == payload
+    assert reader.pop() is None and reader.buffered == 0
 
 
 # ------------------------------------------------------------------ wire arrays
@@ -160,6 +248,103 @@ def test_wire_arrays_round_trip(dtype: str) -> None:
         _check(wire, "array")
         back = array_from_wire(wire)
         assert back.dtype == np.dtype(dtype) and back.shape == view.shape and np.array_equal(back, view)
+        # Raw (for binary framing): the same little-endian bytes, and back through a payload.
+        raw = array_to_wire(view, raw=True)
+        assert bytes(raw["data"]) == base64.b64decode(wire["data"])
+        back = array_from_wire({**raw, "data": bytearray(raw["data"])})
+        assert back.dtype == np.dtype(dtype) and back.shape == view.shape and np.array_equal(back, view)
+
+
+# ------------------------------------------------------------------ framing
+
+
+def _messages() -> list[dict[str, Any]]:
+    """One message of each shape: without bytes, with a stream, with an array (raw and empty)."""
+    samples = np.arange(12, dtype=np.uint16).reshape(2, 3, 2)
+    return [
+        {"seq": 1, "op": "start", "protocol": 1, "framings": ["json", "binary"]},
+        {"seq": 2, "status": "rejected", "message": "line\nbreak \u00e9", "requirement": "JPEG-Q-01"},
+        {"seq": 3, "op": "decode", "handle": "1", "data": b"\xff\xd8\n\n\xff\xd9", "chunk_shape": [2, 3]},
+        {"seq": 4, "status": "ok", "chunk": array_to_wire(samples, raw=True)},
+        {"seq": 5, "status": "ok", "data": b""},
+        # A member that looks like the placeholder the JSON-lines writer splices base64 into.
+        {"seq": 6, "status": "error", "message": "\x00", "chunk": {"shape": [2], "dtype": "uint8", "data": b"\x00\x01"}},
+    ]
+
+
+def _as_json_lines(message: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(on_the_wire(message, JSON_LINES)))
+
+
+@pytest.mark.parametrize("framing", [JSON_LINES, BINARY])
+def test_frames_survive_any_split_of_the_stream(framing: str) -> None:
+    """Whatever sizes the pipe delivers (here: every byte alone, then all at once), the same messages come out."""
+    messages = _messages()
+    stream = b"".join(bytes(part) for m in messages for part in encode_message(m, framing))
+    expected = messages if framing == BINARY else [_as_json_lines(m) for m in messages]
+    if framing == JSON_LINES:  # base64 text where the bytes were, the same as the JSON encoder writes it
+        assert expected[5] == {**messages[5], "chunk": {"shape": [2], "dtype": "uint8", "data": "AAE="}}
+        by_the_encoder = {**messages[3], "chunk": array_to_wire(np.arange(12, dtype=np.uint16).reshape(2, 3, 2))}
+        assert stream.splitlines()[3] == json.dumps(by_the_encoder, separators=(",", ":")).encode()
+    for pieces in ([stream[i : i + 1] for i in range(len(stream))], [stream]):
+        reader = FrameReader(framing)
+        got = []
+        for piece in pieces:
+            reader.feed(piece)
+            while (frame := reader.pop()) is not None:
+                got.append(frame.message)
+        assert got == expected and reader.buffered == 0
+    # A frame carries exactly its bytes; the header says how many.
+    if framing == BINARY:
+        header, payload = split_payload(messages[3])
+        assert payload is not None and bytes(payload) == np.arange(12, dtype="<u2").tobytes()
+        assert header["payload"] == 24 and header["chunk"] == {"shape": [2, 3, 2], "dtype": "uint16"}
+        assert array_from_wire(messages[3]["chunk"]).tolist() == np.arange(12).reshape(2, 3, 2).tolist()
+        assert split_payload(messages[0]) == (messages[0], None)
+
+
+def test_frame_errors_are_specific() -> None:
+    for framing, stream, match in (
+        (JSON_LINES, b"hello\n", "not JSON: b'hello'"),
+        (BINARY, b'{"seq":1,"status":"ok","payload":-2}\n', "'payload': -2, not a byte count"),
+        (BINARY, b'{"seq":1,"status":"ok","payload":true}\n', "'payload': True, not a byte count"),
+        (BINARY, b'{"seq":1,"status":"ok","data":"AA==","payload":1}\n\x00', "must not also carry 'data'"),
+        (BINARY, b'{"seq":1,"status":"ok","chunk":{"shape":[1],"dtype":"uint8","data":"AA=="},"payload":1}\n\x00', "'chunk.data'"),
+    ):
+        reader = FrameReader(framing)
+        reader.feed(stream)
+        with pytest.raises(FrameError, match=match):
+            reader.pop()
+    # A payload that is not yet all there is waited for, not misread.
+    reader = FrameReader(BINARY)
+    reader.feed(b'{"seq":1,"status":"ok","payload":3}\nab')
+    assert reader.pop() is None
+    reader.feed(b"c")
+    frame = reader.pop()
+    assert frame is not None and frame.message == {"seq": 1, "status": "ok", "data": b"abc"}
+
+
+def test_frame_reader_caps_a_message() -> None:
+    # JSON lines: refused as soon as the unfinished line passes the cap, not at its end.
+    reader = FrameReader(JSON_LINES, cap=100)
+    reader.feed(b'{"seq":1,"data":"' + b"A" * 83)  # 100 bytes
+    assert reader.pop() is None
+    reader.feed(b"A" * 10)
+    with pytest.raises(MessageTooLarge, match="over 110 bytes long and not finished, more than the cap of 100 bytes"):
+        reader.pop()
+    # Binary framing: refused from the header alone, before any of the payload is read.
+    reader = FrameReader(BINARY, cap=1 << 20)
+    reader.feed(b'{"seq":1,"status":"ok","payload":1048577}\n')
+    with pytest.raises(MessageTooLarge, match=r"declares a payload .* more than the cap of 1 MiB"):
+        reader.pop()
+    # At the cap is fine; None means no cap.
+    reader = FrameReader(BINARY, cap=40)
+    reader.feed(b'{"seq":1,"status":"ok","payload":4}\nabcd')
+    assert reader.pop() is not None
+    reader = FrameReader(JSON_LINES, cap=None)
+    reader.feed(b" " * 1000 + b"1\n")
+    frame = reader.pop()
+    assert frame is not None and frame.message == 1
 
 
 def test_wire_arrays_are_checked() -> None:
@@ -174,10 +359,16 @@ def test_wire_arrays_are_checked() -> None:
 # ------------------------------------------------------------------ the Python server (harnesses.server)
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[tuple[ExecAdapter, Transcript]]:
+#: What the client offers in start, and the framing the server must then choose.
+OFFERS = {"json-only": ([JSON_LINES], JSON_LINES), "json+binary": ([JSON_LINES, BINARY], BINARY)}
+
+
+@pytest.fixture(scope="module", params=OFFERS)
+def served(request: pytest.FixtureRequest) -> Iterator[tuple[ExecAdapter, Transcript]]:
+    offered, chosen = OFFERS[request.param]
     transcript = Transcript()
-    adapter = ExecAdapter([*SERVER, _backend()], on_message=transcript)
+    adapter = ExecAdapter([*SERVER, _backend()], framings=offered, on_message=transcript)
+    assert adapter.framing == chosen
     yield adapter, transcript
     adapter.close()
 
@@ -202,6 +393,9 @@ def test_server_session_follows_the_schema(served: tuple[ExecAdapter, Transcript
     assert ops[0] == "start" and {"parse", "encode", "decode"} <= set(ops)
     replies = [m for d, m in transcript.messages if d == "<-"]
     assert any(m["status"] == "rejected" and m.get("requirement") for m in replies)
+    # Binary framing moves every chunk and stream as a payload, JSON lines as base64 text.
+    sent = [m for d, m in transcript.messages if d == "->" and m["op"] in _WITH_PAYLOAD]
+    assert all(("payload" in m) == (adapter.framing == BINARY) for m in sent)
 
 
 def test_rejections_are_value_errors_with_the_requirement(served: tuple[ExecAdapter, Transcript]) -> None:
@@ -245,6 +439,38 @@ def test_server_cannot_load_is_a_load_error() -> None:
         load_adapter(f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses.server no_such_module:Adapter")
     with pytest.raises(AdapterLoadError, match="could not start"):
         load_adapter("exec:/nonexistent/harness --flag")
+
+
+def test_client_refuses_a_framing_it_did_not_offer() -> None:
+    """A harness that switches to binary framing unasked would be misread from the next message on."""
+    pushy = (
+        "import json, sys\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'seq': req['seq'], 'status': 'ok', 'protocol': 1, 'name': 'pushy', 'version': '0',"
+        " 'roles': ['decode'], 'versions': {}, 'framing': 'binary'}), flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    with pytest.raises(HarnessProtocolError, match=r"chooses framing 'binary'; the client offered \['json'\]"):
+        ExecAdapter([sys.executable, "-c", pushy], framings=[JSON_LINES], timeout=10)
+    with pytest.raises(ValueError, match="framings must include 'json'"):
+        ExecAdapter([sys.executable, "-c", pushy], framings=[BINARY])
+
+
+def test_server_speaks_json_lines_unless_offered_binary() -> None:
+    """A client of before binary framing (no ``framings`` in start) gets JSON lines throughout."""
+    requests = [
+        {"seq": 1, "op": "start", "protocol": 1},
+        {"seq": 2, "op": "parse", "codec": GRAY},
+        {"seq": 3, "op": "encode", "handle": "1", "chunk": array_to_wire(np.full((8, 8), 9, np.uint8))},
+        {"seq": 4, "op": "stop"},
+    ]
+    out = io.BytesIO()
+    serve(_backend(), io.BytesIO(b"".join(json.dumps(r).encode() + b"\n" for r in requests)), out)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["status"] for r in replies] == ["ok", "ok", "ok", "ok"] and "framing" not in replies[0]
+    assert isinstance(replies[2]["data"], str) and "payload" not in replies[2]
+    for reply, definition in zip(replies, ("start-reply", "parse-reply", "encode-reply", "stop-reply"), strict=True):
+        _check(reply, definition)
 
 
 def test_server_keeps_stdout_for_the_protocol() -> None:

@@ -1,0 +1,94 @@
+"""Harnesses that break the protocol itself: ``python -m fake_harnesses MODE [ADAPTER]`` (PYTHONPATH=tests).
+
+``broken_adapters`` misbehave inside a correct server; these are the server misbehaving,
+as a harness in another language might:
+
+- ``twice ADAPTER``: serves ADAPTER correctly (``harnesses.server.Server``, either
+  framing) but answers the parse of quality 1 twice in one write, the parse of quality
+  100 a second time half a second later, after the client has its reply, and the parse
+  of quality 99 a second time just before its reply to the next request.
+- ``jvm-no-heap``: dies at start-up the way HotSpot does under a too small address-space
+  limit (its fatal error on stdout, exit 1).
+- ``v8-no-code-range``: dies at start-up the way Node.js does there (stderr, SIGTRAP).
+- ``missing-library``: dies at start-up for a reason that has nothing to do with memory.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+
+#: Seconds after the first reply that ``twice`` sends the late copy (quality 100).
+LATE = 0.5
+
+
+def _quality(request: object) -> object:
+    if not isinstance(request, dict) or request.get("op") != "parse":
+        return None
+    codec = request.get("codec")
+    config = codec.get("configuration") if isinstance(codec, dict) else None
+    quality = config.get("quality") if isinstance(config, dict) else None
+    return quality if type(quality) is int else None  # True == 1, and the corpus has a quality of true
+
+
+def twice(spec: str) -> int:
+    # Imported here: the modes that die at start-up must start as fast as a real runtime fails.
+    from zarr_jpeg_conformance.harnesses.server import Server
+    from zarr_jpeg_conformance.protocol.framing import JSON_LINES, FrameReader, encode_message
+
+    server = Server(spec)
+    reader = FrameReader(JSON_LINES, cap=None)
+    out = sys.stdout.buffer
+    lock = threading.Lock()
+    held = b""
+    while (frame := reader.pop_from(sys.stdin.buffer)) is not None:
+        framing = server.framing
+        reply = b"".join(encode_message(server.handle(frame.message), framing))
+        quality = _quality(frame.message)
+        with lock:
+            out.write(held + (reply * 2 if quality == 1 else reply))
+            out.flush()
+        held = reply if quality == 99 else b""
+        if quality == 100:
+
+            def late(copy: bytes = reply) -> None:
+                time.sleep(LATE)
+                with lock:
+                    out.write(copy)
+                    out.flush()
+
+            threading.Thread(target=late, daemon=True).start()
+        reader.framing = server.framing
+        if server.stopped:
+            break
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    mode = argv[0]
+    if mode == "twice":
+        return twice(argv[1])
+    sys.stdin.readline()  # the start request
+    if mode == "jvm-no-heap":
+        # What OpenJDK 17 printed under `ulimit -v 1048576` (measured); HotSpot writes it to stdout.
+        sys.stdout.write("Error occurred during initialization of VM\nCould not allocate compressed class space: 1073741824 bytes\n")
+        sys.stdout.flush()
+        return 1
+    if mode == "v8-no-code-range":
+        # What Node.js 20 printed under `ulimit -v 300000` (measured), before dying of SIGTRAP.
+        sys.stderr.write("\n#\n# Fatal process OOM in Failed to reserve virtual memory for CodeRange\n#\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGTRAP)
+        return 1
+    if mode == "missing-library":
+        sys.stderr.write("harness: error while loading shared libraries: libjpeg.so.62: cannot open shared object file\n")
+        return 127
+    raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
