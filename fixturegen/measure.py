@@ -2,7 +2,7 @@
 
 For each case that may decode, how far outside the span of its expected decodes each
 decoder lands: the legal ones (every implementation given, and the legal decoders of
-``tools.decoder_faults``) and the wrong ones. Cases where the implementation's colour rule
+``fixturegen.decoder_faults``) and the wrong ones. Cases where the implementation's colour rule
 disagrees with the spec's (JFIF together with APP14: ``libjpeg_color_space`` differs from
 ``stored_color_space``) say nothing about arithmetic and are left out of the summary. The
 summary gives, per family, the largest distance of each legal decoder and, for each wrong
@@ -20,7 +20,7 @@ import numpy as np
 from ..core.config import parse_codec
 from ..core.markers import inspect
 from ..judging.decode_tolerances import FAMILIES, Difference, outside
-from ..tools import decoder_faults
+from . import decoder_faults
 
 
 def _decoders(specs: Sequence[str]) -> dict[str, Any]:

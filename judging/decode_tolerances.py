@@ -50,7 +50,7 @@ class Tolerance:
 #: Measured 2026-11-30 with ``generate_fixtures --measure`` over every decoder this project
 #: ships (the built-ins, simplejpeg, OpenCV, pyvips, pdf.js, jpeg-js, sharp, @jsquash/jpeg,
 #: cornerstone, Chromium, javax.imageio, TwelveMonkeys, Go) and the decoders of
-#: ``tools.decoder_faults``; "outside" is the distance beyond the span of the expected
+#: ``fixturegen.decoder_faults``; "outside" is the distance beyond the span of the expected
 #: decodes, as max (mean). Decoders whose colour rule differs from the spec's (JFIF against
 #: APP14) are failures of that rule, not of arithmetic, and are not counted here.
 FAMILIES: dict[str, Tolerance] = {

@@ -168,7 +168,7 @@ def test_a_timed_out_decode_is_said_in_later_cases_and_does_not_decide_them(pyte
 @pytest.mark.parametrize("legal", LEGAL)
 def test_legal_decoder_passes(pytester: pytest.Pytester, legal: str) -> None:
     """Decoders the spec allows (chroma repeated, a float IDCT, one placed exactly at every bound) pass every case."""
-    from zarr_jpeg_conformance.tools.decoder_faults import float_idct
+    from zarr_jpeg_conformance.fixturegen.decoder_faults import float_idct
 
     if legal == "FloatIdct":
         import shutil

@@ -158,12 +158,12 @@ def _case_of(data: bytes, parsed: object, chunk_shape: tuple[int, ...]) -> Any:
 
 
 class _FromFaults(_DecodeOnly):
-    """Decodes as a function of tools.decoder_faults does; streams it cannot decode go to libjpeg-turbo."""
+    """Decodes as a function of fixturegen.decoder_faults does; streams it cannot decode go to libjpeg-turbo."""
 
     fault = ""
 
     def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
-        from zarr_jpeg_conformance.tools import decoder_faults
+        from zarr_jpeg_conformance.fixturegen import decoder_faults
 
         super().decode(parsed, data, chunk_shape)  # the core's checks, as any decoder here
         decode = {**decoder_faults.LEGAL, **decoder_faults.WRONG}[self.fault]
