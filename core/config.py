@@ -17,7 +17,8 @@ Factors = tuple[tuple[int, int], ...]
 
 COLOR_SPACES: tuple[ColorSpace, ...] = ("grayscale", "ycbcr", "rgb")
 CONFIG_MEMBERS = frozenset({"quality", "encoded_color_space", "decoded_color_space", "subsampling"})
-CODEC_MEMBERS = frozenset({"name", "configuration"})
+#: must_understand: Zarr v3 core allows it on any extension object, a codec too (JPEG-X-19).
+CODEC_MEMBERS = frozenset({"name", "configuration", "must_understand"})
 #: decoded -> encoded combinations of the spec's table (JPEG-DCS-03).
 ALLOWED_COMBINATIONS: frozenset[tuple[str, str]] = frozenset(
     {("grayscale", "grayscale"), ("rgb", "ycbcr"), ("rgb", "rgb"), ("ycbcr", "ycbcr")}
@@ -165,6 +166,8 @@ def parse_codec(codec: Mapping[str, Any]) -> JpegConfig:
     extra = set(codec) - CODEC_MEMBERS
     if extra:
         raise ConfigError("JPEG-X-01", f"codec object has unknown member(s): {', '.join(sorted(map(str, extra)))}")
+    if "must_understand" in codec and not isinstance(codec["must_understand"], bool):
+        raise ConfigError("JPEG-X-19", f"'must_understand' must be true or false, got {codec['must_understand']!r}")
     cfg = codec.get("configuration")
     if not isinstance(cfg, Mapping):
         raise ConfigError("JPEG-Q-05", f"codec object needs a 'configuration' object, got {cfg!r}")

@@ -73,9 +73,15 @@ func parseCodec(codec any) (config, error) {
 	if name, has := object["name"]; name != "jpeg" {
 		return config{}, configError("JPEG-NAME-01", "the codec name must be \"jpeg\", got %s", show(name, has))
 	}
+	// must_understand: Zarr v3 core allows it on every extension object, a codec too (JPEG-X-19).
 	for key := range object {
-		if key != "name" && key != "configuration" {
+		if key != "name" && key != "configuration" && key != "must_understand" {
 			return config{}, configError("JPEG-X-01", "unknown member of the codec object: %s", key)
+		}
+	}
+	if value, has := object["must_understand"]; has {
+		if _, ok := value.(bool); !ok {
+			return config{}, configError("JPEG-X-19", "\"must_understand\" must be true or false, got %s", show(value, true))
 		}
 	}
 	raw, has := object["configuration"]

@@ -37,8 +37,12 @@ function parseColorSpace(cfg, key, requirement) {
 export function parseCodec(codec) {
   if (!isObject(codec)) throw new Rejection("JPEG-CFG-01", `the codec object must be a JSON object, got ${show(codec)}`);
   if (codec.name !== "jpeg") throw new Rejection("JPEG-NAME-01", `the codec name must be "jpeg", got ${show(codec.name)}`);
-  const unknown = Object.keys(codec).filter((k) => k !== "name" && k !== "configuration");
+  // must_understand: Zarr v3 core allows it on every extension object, a codec too (JPEG-X-19).
+  const unknown = Object.keys(codec).filter((k) => k !== "name" && k !== "configuration" && k !== "must_understand");
   if (unknown.length) throw new Rejection("JPEG-X-01", `unknown member(s) of the codec object: ${unknown.join(", ")}`);
+  if ("must_understand" in codec && typeof codec.must_understand !== "boolean") {
+    throw new Rejection("JPEG-X-19", `"must_understand" must be true or false, got ${show(codec.must_understand)}`);
+  }
   const cfg = codec.configuration;
   if (!isObject(cfg)) throw new Rejection("JPEG-CFG-01", `"configuration" must be a JSON object, got ${show(cfg)}`);
   const extra = Object.keys(cfg).filter((k) => !CONFIG_MEMBERS.has(k));

@@ -40,10 +40,15 @@ record Config(int quality, String encoded, String decoded, int[][] subsampling) 
         if (!"jpeg".equals(object.get("name"))) {
             throw new Rejection("JPEG-NAME-01", "the codec name must be \"jpeg\", got " + Json.show(object.get("name")), "ConfigError");
         }
+        // must_understand: Zarr v3 core allows it on every extension object, a codec too (JPEG-X-19).
         for (Object key : object.keySet()) {
-            if (!key.equals("name") && !key.equals("configuration")) {
+            if (!key.equals("name") && !key.equals("configuration") && !key.equals("must_understand")) {
                 throw new Rejection("JPEG-X-01", "unknown member of the codec object: " + key, "ConfigError");
             }
+        }
+        if (object.containsKey("must_understand") && !(object.get("must_understand") instanceof Boolean)) {
+            throw new Rejection("JPEG-X-19", "\"must_understand\" must be true or false, got "
+                    + Json.show(object.get("must_understand")), "ConfigError");
         }
         if (!(object.get("configuration") instanceof Map)) {
             throw new Rejection("JPEG-CFG-01", "\"configuration\" must be a JSON object, got " + Json.show(object.get("configuration")), "ConfigError");
