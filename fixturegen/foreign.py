@@ -14,8 +14,8 @@ import numpy as np
 from ..core import color
 from ..corpus.modes import codec
 from .edits import JFIF, Edit, adobe, drop_app, drop_jfif, insert_before, segment, set_component_ids, with_fill
-from .encoders import cjpeg, ic, pil, planar
-from .recipe import C420, C444, GRAY, Edited, Encoded, Recipe, Verdict
+from .encoders import Built, cjpeg, ic, pil, planar
+from .recipe import C420, C444, GRAY, Builder, Edited, Encoded, Recipe, Verdict, wants
 from .reference import RGB_BASE, YCC420_BASE, YCC_BASE
 
 #: cjpeg -scans script: each component in its own sequential scan.
@@ -210,5 +210,37 @@ FOREIGN: tuple[Encoded | Edited, ...] = (
 )
 
 
+#: Chunks of neuroglancer precomputed writers (cloud-volume, TensorStore), as fixtures/stores holds them.
+NEUROGLANCER = ("ng-cloudvolume-gray", "ng-cloudvolume-rgb", "ng-tensorstore-gray", "ng-tensorstore-rgb")
+NEUROGLANCER_CHUNK = Verdict(("JPEG-INT-01", "JPEG-DEC-01"), "MUST", "decode")
+
+
+def _neuroglancer(store: str) -> Recipe:
+    """A stream case of the one chunk a neuroglancer store holds, decoded as the [reshape, jpeg] chain sees it."""
+    from ..corpus.registry import load_json
+
+    meta = load_json("fixtures", "stores", f"{store}.zarr", "zarr.json")
+    sidecar = load_json("fixtures", "stores", f"{store}.json")
+    z, y, x, c = meta["chunk_grid"]["configuration"]["chunk_shape"]
+    jpeg = next(o for o in meta["codecs"] if o["name"] == "jpeg")
+    producer = sidecar["producer"]
+
+    def build(b: Builder) -> Built:
+        data = (b.root / "stores" / f"{store}.zarr" / "c" / "0" / "0" / "0" / "0").read_bytes()
+        return data, {"name": producer["writer"], "version": producer["library"],
+                      "options": {"quality": producer["quality"], "from": f"fixtures/stores/{store}.zarr/c/0/0/0/0"}}
+
+    return Recipe(
+        id=f"stream.foreign.neuroglancer-{store.removeprefix('ng-')}", category="foreign",
+        description=f"a {store.removeprefix('ng-').split('-')[0]} neuroglancer chunk of a [z={z}, y={y}, x={x}, c={c}] volume",
+        requirements=NEUROGLANCER_CHUNK.requirements, level=NEUROGLANCER_CHUNK.level, codec=jpeg,
+        chunk_shape=(z * y, x, c), expect=NEUROGLANCER_CHUNK.expect,
+        source={"recipe": f"the one chunk of fixtures/stores/{store}.zarr, unchanged"},
+        build=build, structure=wants(sof=0xC0, height=z * y, width=x),
+        comment="What neuroglancer precomputed writers store, read as the spec's [reshape, jpeg] chain reads it: "
+                "an image of height z*y and width x (JPEG-INT-01, JPEG-INT-02).",
+    )
+
+
 def foreign_recipes() -> list[Recipe]:
-    return [row.recipe("foreign") for row in FOREIGN]
+    return [row.recipe("foreign") for row in FOREIGN] + [_neuroglancer(store) for store in NEUROGLANCER]

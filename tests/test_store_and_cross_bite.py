@@ -1,0 +1,63 @@
+"""Proof that the store and cross suites bite: wrong decoders are caught there too, legal ones pass.
+
+The store suite hands the implementation every chunk of every fixture store (through zarr:
+transpose, reshape, sharding, boundary chunks, neuroglancer layouts); the cross suite hands it
+what every encoder under test wrote. Each judges a decode by the span of the stream's
+expected decodes, like the stream suite; these tests run the same wrong and legal decoders
+(tests/wrong_decoders.py) through them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("zarr", reason="the store suite needs zarr-python")
+pytest_plugins = ["pytester"]
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+TESTS = Path(__file__).resolve().parent
+
+
+def _run(pytester: pytest.Pytester, suite: str, *impls: str, select: str = "") -> list[dict[str, Any]]:
+    results = pytester.path / "results.jsonl"
+    pytester.syspathinsert(TESTS)
+    args = [str(SUITES / suite), *(f"--impl={i}" for i in impls), "--results", str(results),
+            "--import-mode=importlib", "-p", "no:cacheprovider", "-q", "-W", "ignore::UserWarning"]
+    pytester.runpytest_inprocess(*args, *(["-k", select] if select else []))
+    return [json.loads(line) for line in results.read_text().splitlines()]
+
+
+@pytest.mark.parametrize(("decoder", "store", "requirement"), [
+    ("Transposes", "gray-2d", "outside the expected decodes"),
+    ("IgnoresApp14", "rgb", "JPEG-ECS-12"),
+    ("ShiftedChroma", "ycbcr-420", "outside the expected decodes"),
+    ("LimitedRange", "sharded", "studio range"),
+    ("ShiftedChroma", "ng-tensorstore-rgb", "JPEG-INT-01"),
+])
+def test_store_suite_catches_a_wrong_decoder(pytester: pytest.Pytester, decoder: str, store: str, requirement: str) -> None:
+    records = _run(pytester, "test_stores.py", f"wrong_decoders:{decoder}", select=store)
+    hits = [r for r in records if r["case"].endswith(store) or f"[{store}]" in r["case"]]
+    caught = [r for r in hits if r["outcome"] == "fail" and requirement in r["message"]]
+    assert caught, [(r["case"], r["outcome"], r["message"][:300]) for r in hits]
+
+
+@pytest.mark.parametrize("decoder", ["RepeatsChroma", "AtTheBounds", "imagecodecs"])
+def test_store_suite_passes_a_legal_decoder(pytester: pytest.Pytester, decoder: str) -> None:
+    impl = decoder if decoder == "imagecodecs" else f"wrong_decoders:{decoder}"
+    records = _run(pytester, "test_stores.py", impl)
+    bad = [(r["case"], r["outcome"], r["message"][:300]) for r in records if r["outcome"] in ("fail", "warn", "error")]
+    assert len(records) > 10 and not bad, bad
+
+
+def test_cross_suite_catches_a_wrong_decoder_and_passes_legal_ones(pytester: pytest.Pytester) -> None:
+    records = _run(pytester, "test_cross.py", "imagecodecs", "wrong_decoders:ShiftedChroma", "wrong_decoders:RepeatsChroma",
+                   select="ycbcr-420 or ycbcr-444 or gray")
+    by = {(r["implementation"], r["case"]): r for r in records}
+    wrong = [r for (impl, _), r in by.items() if impl == "wrong-shifted-chroma" and "ycbcr" in r["case"]]
+    assert wrong and all(r["outcome"] == "fail" and "outside" in r["message"] for r in wrong), wrong
+    legal = [r for (impl, _), r in by.items() if impl in ("imagecodecs", "legal-repeats-chroma")]
+    assert legal and all(r["outcome"] == "pass" for r in legal), [(r["case"], r["outcome"], r["message"][:200]) for r in legal]
