@@ -77,6 +77,12 @@ class Toolchain:
 
 NODE = Toolchain("node", (20, 19), ("--version",), "install Node.js >= 20.19 (Debian: apt-get install nodejs npm)")
 NPM = Toolchain("npm", (9,), ("--version",), "install npm (Debian: apt-get install npm)")
+# image 0.25.10 needs Rust 1.88 (its rust-version); jpeg-encoder 0.7.1 needs 1.87.
+CARGO = Toolchain("cargo", (1, 88), ("--version",), "install Rust >= 1.88 with rustup", version_after="cargo ")
+# turbojpeg-sys builds its bundled libjpeg-turbo 3 with cmake (and nasm for SIMD, optional:
+# without it rust-turbojpeg is built without SIMD and says so in its versions).
+CMAKE = Toolchain("cmake", (3, 10), ("--version",), "install cmake (Debian: apt-get install cmake nasm)",
+                  version_after="cmake version ")
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,9 @@ class Harness:
     argv: Callable[[Path], list[str]]
     #: The toolchain that runs it (None: the build produced a native executable).
     runtime: Toolchain | None = None
+    #: What it puts under test, as its ``start`` reply says (adapters.labels.KINDS): the
+    #: shipped harnesses call a JPEG library the way a codec author would.
+    kind: str = "library"
 
     def command(self) -> list[str]:
         """The argument list that runs it; Unavailable if it cannot run here."""
@@ -137,18 +146,28 @@ class Harness:
 
 # ---------------------------------------------------------------------------- the tables
 
+#: The binaries of the cargo workspace in harnesses/rust, each named as its harness.
+RUST_HARNESSES = ("rust-zune-jpeg", "rust-image", "rust-turbojpeg")
+
 BUILDS: dict[str, Build] = {
     b.folder: b
     for b in (
         # Optional dependencies of pdfjs-dist (a canvas binding) serve rendering, not JPEG decoding.
         Build("node", (NODE, NPM), lambda t: [t[1], "ci", "--omit=optional", "--no-audit", "--no-fund"],
               ("node_modules/jpeg-js/package.json", "node_modules/pdfjs-dist/package.json")),
+        # One cargo workspace, one binary per library; release mode: the matrix measures speed.
+        Build("rust", (CARGO, CMAKE), lambda t: [t[0], "build", "--locked", "--release"],
+              tuple(f"target/release/{name}" for name in RUST_HARNESSES)),
     )
 }
 
 
 def _node_decoder(decoder: str) -> Callable[[Path], list[str]]:
     return lambda folder: ["node", str(folder / "harness.mjs"), "--decoder", decoder]
+
+
+def _rust_binary(name: str) -> Callable[[Path], list[str]]:
+    return lambda folder: [str(folder / "target" / "release" / name)]
 
 
 HARNESSES: dict[str, Harness] = {
@@ -160,6 +179,15 @@ HARNESSES: dict[str, Harness] = {
         Harness("node-pdfjs", "JavaScript (Node.js)",
                 "pdf.js 5.6.205 JpegImage on Node.js, decode only (the upstream of neuroglancer's jpgjs)",
                 "node", _node_decoder("pdfjs"), NODE),
+        Harness("rust-zune-jpeg", "Rust",
+                "zune-jpeg decoder with jpeg-encoder, the pure-Rust pair zarrs_jpeg builds on",
+                "rust", _rust_binary("rust-zune-jpeg")),
+        Harness("rust-image", "Rust",
+                "the image crate's JpegDecoder (zune-jpeg inside) and its own JpegEncoder",
+                "rust", _rust_binary("rust-image")),
+        Harness("rust-turbojpeg", "Rust",
+                "the turbojpeg crate: libjpeg-turbo 3's TurboJPEG API, built from its bundled source",
+                "rust", _rust_binary("rust-turbojpeg")),
     )
 }
 
