@@ -247,8 +247,12 @@ impl<L: Library> Session<L> {
         }
         let offered = request.get("framings").and_then(Value::as_array);
         let binary = offered.is_some_and(|framings| framings.iter().any(|f| f == "binary"));
-        let versions: Map<String, Value> =
+        let mut versions: Map<String, Value> =
             self.library.versions().into_iter().map(|(name, version)| (name.to_string(), Value::String(version))).collect();
+        // The parse verdicts are this shared crate's, not the library's: said, so that a report
+        // can show them once for every harness built on it.
+        versions
+            .insert("parse".into(), json!(concat!("harness-common ", env!("CARGO_PKG_VERSION"), " (the spec's rules in Rust)")));
         let mut members = vec![
             ("protocol", json!(PROTOCOL)),
             ("name", json!(L::NAME)),
@@ -432,6 +436,8 @@ mod tests {
             (Some("echo"), Some("library"), Some("Rust"))
         );
         assert!(start.get("framing").is_none(), "no binary framing unless offered: {start}");
+        assert_eq!(start["versions"]["echo"], "1");
+        assert!(start["versions"]["parse"].as_str().unwrap().starts_with("harness-common "), "{start}");
         assert_eq!(replies[1].0, json!({"seq": 2, "status": "ok", "handle": "1"}));
         assert_eq!(replies[2].0, json!({"seq": 3, "status": "ok", "data": "AwIB"}));
         assert_eq!(
