@@ -108,6 +108,12 @@ GO = Toolchain("go", (1, 19), ("version",), "install Go >= 1.19 (Debian: apt-get
 # playwright-core 1.65 speaks the DevTools protocol of current Chromium; much older builds are untested.
 CHROMIUM = Toolchain("chromium", (120,), ("--version",), "install Chromium (Debian: apt-get install chromium)",
                      version_after="Chromium")
+# image 0.25.10 needs Rust 1.88 (its rust-version); jpeg-encoder 0.7.1 needs 1.87.
+CARGO = Toolchain("cargo", (1, 88), ("--version",), "install Rust >= 1.88 with rustup", version_after="cargo ")
+# turbojpeg-sys builds its bundled libjpeg-turbo 3 with cmake (and nasm for SIMD, optional:
+# without it rust-turbojpeg is built without SIMD and says so in its versions).
+CMAKE = Toolchain("cmake", (3, 10), ("--version",), "install cmake (Debian: apt-get install cmake nasm)",
+                  version_after="cmake version ")
 
 
 @dataclass(frozen=True)
@@ -162,6 +168,9 @@ class Harness:
     tools: tuple[Toolchain, ...] = ()
     #: Why it cannot run under an address-space limit (RLIMIT_AS), if it cannot.
     unlimited_address_space: str = ""
+    #: What it puts under test, as its ``start`` reply says (adapters.labels.KINDS): the
+    #: shipped harnesses call a JPEG library the way a codec author would.
+    kind: str = "library"
 
     def command(self) -> list[str]:
         """The argument list that runs it; Unavailable if it cannot run here."""
@@ -198,6 +207,9 @@ class Harness:
 
 # ---------------------------------------------------------------------------- the tables
 
+#: The binaries of the cargo workspace in harnesses/rust, each named as its harness.
+RUST_HARNESSES = ("rust-zune-jpeg", "rust-image", "rust-turbojpeg")
+
 BUILDS: dict[str, Build] = {
     b.folder: b
     for b in (
@@ -214,6 +226,9 @@ BUILDS: dict[str, Build] = {
               ("target/zarr-jpeg-harness.jar",)),
         # Standard library only: no go.sum, nothing to download.
         Build("go", (GO,), lambda t: [t[0], "build", "-trimpath", "-buildvcs=false", "-o", "go-image-jpeg", "."], ("go-image-jpeg",)),
+        # One cargo workspace, one binary per library; release mode: the matrix measures speed.
+        Build("rust", (CARGO, CMAKE), lambda t: [t[0], "build", "--locked", "--release"],
+              tuple(f"target/release/{name}" for name in RUST_HARNESSES)),
     )
 }
 
@@ -237,6 +252,10 @@ NODE_JS = "JavaScript (Node.js)"
 
 def _java_library(library: str) -> Callable[[Path], list[str]]:
     return lambda folder: ["java", *JVM_FLAGS, "-jar", str(folder / "target" / "zarr-jpeg-harness.jar"), library]
+
+
+def _rust_binary(name: str) -> Callable[[Path], list[str]]:
+    return lambda folder: [str(folder / "target" / "release" / name)]
 
 
 HARNESSES: dict[str, Harness] = {
@@ -274,6 +293,15 @@ HARNESSES: dict[str, Harness] = {
         Harness("go-image-jpeg", "Go",
                 "Go's standard image/jpeg: decode, and encode of grayscale and 4:2:0 YCbCr (all it writes)",
                 "go", lambda folder: [str(folder / "go-image-jpeg")]),
+        Harness("rust-zune-jpeg", "Rust",
+                "zune-jpeg decoder with jpeg-encoder, the pure-Rust pair zarrs_jpeg builds on",
+                "rust", _rust_binary("rust-zune-jpeg")),
+        Harness("rust-image", "Rust",
+                "the image crate's JpegDecoder (zune-jpeg inside) and its own JpegEncoder",
+                "rust", _rust_binary("rust-image")),
+        Harness("rust-turbojpeg", "Rust",
+                "the turbojpeg crate: libjpeg-turbo 3's TurboJPEG API, built from its bundled source",
+                "rust", _rust_binary("rust-turbojpeg")),
     )
 }
 
