@@ -47,7 +47,7 @@ class Progress:
         self.done += out["positions"]
         self.bad += sum(1 for r in out["records"] if r["outcome"] in ("fail", "error"))
         now = time.perf_counter()
-        if self.enabled and (self.tty and now - self.shown > 0.1 or now - self.shown > self.every or self.done >= self.total):
+        if self.enabled and ((self.tty and now - self.shown > 0.1) or now - self.shown > self.every or self.done >= self.total):
             self.shown = now
             self._draw(now)
 

@@ -12,7 +12,6 @@ marker and decodes it with a strict decoder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,10 +193,9 @@ def check_header(plan: ArrayPlan, head: bytes, tail: bytes, boundary: bool) -> t
     EOI followed them: the inspector then stops at the first scan.
     """
     end = header_extent(head)
-    if end is not None and end > 0:
-        info = inspect_headers(head[:end] + b"\xff\xd9")  # one parse per distinct header: an array's are alike
-    else:
-        info = inspect(head + b"\xff\xd9", entropy=False)
+    # inspect_headers parses each distinct header once: the chunks of an array share theirs.
+    ended = head[:end] if end is not None and end > 0 else head
+    info = inspect_headers(ended + b"\xff\xd9") if ended is not head else inspect(head + b"\xff\xd9", entropy=False)
     findings = _judge(plan, info, boundary)
     ending = _ending(tail)
     if ending is not None:

@@ -12,20 +12,20 @@ __all__ = ["render"]
 
 #: Chunks listed under one requirement; the rest are in report.json and findings.jsonl.
 MAX_LISTED = 60
-MAP_WIDTH = 600
+MAP_WIDTH = 560
 COLOURS = {"0": "#ffffff", "1": "#e4e4e4", "2": "#6cc283", "3": "#f0bf3c", "4": "#d83b3b", "5": "#9b3596"}
 NAMES = {"1": "missing (fill value)", "2": "conforms", "3": "warn (a SHOULD)", "4": "fail (a MUST)", "5": "error (not checked)"}
 
 CSS = MATRIX_CSS + """
 .verdict { display: inline-block; font-size: 15px; font-weight: 700; padding: 3px 12px; border-radius: 4px; margin: 2px 0 8px; }
 .maps { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
-.maps figure { margin: 0; border: 1px solid #e0e0e0; padding: 8px; background: #fafafa; }
-.maps figcaption { font-size: 12.5px; color: #333; margin-bottom: 6px; max-width: 620px; }
-.maps svg { display: block; image-rendering: pixelated; }
+.maps figure { margin: 0; border: 1px solid #e0e0e0; padding: 8px; background: #fafafa; width: min-content; }
+.maps figcaption { font-size: 12.5px; color: #333; margin-bottom: 6px; min-width: 260px; }
+.maps svg { display: block; overflow: visible; }
 .swatch { display: inline-block; width: 11px; height: 11px; border: 1px solid #999; vertical-align: -1px; margin: 0 4px 0 10px; }
 .big { font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; }
 .tiles { display: flex; flex-wrap: wrap; gap: 10px; margin: 10px 0 4px; }
-.tiles div { border: 1px solid #ddd; border-radius: 4px; padding: 6px 14px; min-width: 120px; }
+.tiles > div { border: 1px solid #ddd; border-radius: 4px; padding: 6px 14px; min-width: 120px; }
 .tiles .label { font-size: 12px; color: #555; }
 """
 
@@ -45,7 +45,7 @@ def _map(array: Mapping[str, Any]) -> str:
     cells = chunk_map["cells"]
     rows, cols = len(cells), len(cells[0]) if cells else 0
     px = max(2, min(16, MAP_WIDTH // max(cols, 1)))
-    rects = []
+    rects, marks = [], []
     for y, row in enumerate(cells):
         x = 0
         while x < cols:
@@ -54,6 +54,12 @@ def _map(array: Mapping[str, Any]) -> str:
                 end += 1
             if row[x] != "0":
                 rects.append(f'<rect x="{x * px}" y="{y * px}" width="{(end - x) * px}" height="{px}" fill="{COLOURS[row[x]]}"/>')
+            if row[x] in "345" and px < 10:
+                # A ring around each cell that is not conforming, so that one bad chunk in
+                # ten thousand is seen at a glance.
+                r = 1.5 * px + 2
+                marks += [f'<circle cx="{(i + 0.5) * px}" cy="{(y + 0.5) * px}" r="{r}" fill="none" stroke="{COLOURS[row[x]]}" '
+                          'stroke-width="2"/>' for i in range(x, end)]
             x = end
     step = chunk_map["row_step"], chunk_map["col_step"]
     per_cell = "one chunk per cell" if step == (1, 1) else f"each cell {step[0]}x{step[1]} grid positions, coloured by its worst"
@@ -61,7 +67,7 @@ def _map(array: Mapping[str, Any]) -> str:
     caption = (f"<b>{_e(array['path'])}</b>: {chunk_map['rows']:,} x {chunk_map['cols']:,} {unit} "
                f"(rows: every axis but the last of the chunk grid; columns: its last axis); {per_cell}")
     svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols * px}" height="{rows * px}" viewBox="0 0 {cols * px} {rows * px}" '
-           f'role="img" aria-label="chunk map of {_e(array["path"])}">{"".join(rects)}</svg>')
+           f'role="img" aria-label="chunk map of {_e(array["path"])}">{"".join(rects)}{"".join(marks)}</svg>')
     return f"<figure><figcaption>{caption}</figcaption>{svg}</figure>"
 
 
@@ -105,6 +111,7 @@ def _requirements(report: Mapping[str, Any]) -> str:
     rows = []
     reqs = report["requirements"]
     order = sorted(by_req, key=lambda r: ({"error": 0, "fail": 1, "warn": 2}.get(by_req[r][0][1]["outcome"], 3), r))
+    opened = " open" if len(order) <= 6 else ""  # a few rows: show where at once
     for rid in order:
         found = by_req[rid]
         outcome = found[0][1]["outcome"]
@@ -126,7 +133,7 @@ def _requirements(report: Mapping[str, Any]) -> str:
             items += f'<li class="muted">… and {more:,} more (all are in report.json and findings.jsonl)</li>'
         rows.append(f'<tr><td class="req">{label}</td><td class="cell o-{_e(outcome)}"><div class="count">'
                     f'{counts:,} {"chunk" if counts == 1 else "chunks"} {_e(outcome)}</div>'
-                    f'<details><summary>show where and what was seen</summary><ul>{items}</ul></details></td></tr>')
+                    f'<details{opened}><summary>show where and what was seen</summary><ul>{items}</ul></details></td></tr>')
     return ('<table class="matrix"><col style="width:46%"><col><tr><th>requirement</th><th>chunks and metadata breaking it</th></tr>'
             + "".join(rows) + "</table>")
 
@@ -137,7 +144,7 @@ def render(report: Mapping[str, Any]) -> str:
     stored = t["pass"] + t["warn"] + t["fail"] + t["error"]
     rate = stored / report["seconds"] if report["seconds"] else 0
     conforms = report["conforms"]
-    verdict = (f'<span class="verdict o-pass">✓ conforms</span>' if conforms
+    verdict = ('<span class="verdict o-pass">✓ conforms</span>' if conforms
                else '<span class="verdict o-fail">✗ does not conform</span>')
     mode = (f"every chunk decoded by {report['decoder']}" + (f" and compared with {report['reference']}" if report["reference"] else "")
             if report["mode"] == "decode" else "header only: each chunk's marker segments and its last bytes")

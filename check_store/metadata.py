@@ -143,7 +143,10 @@ class ArrayPlan:
 
 
 def _load(store: Any, key: str, where: str) -> Mapping[str, Any] | None:
-    raw = read_key(store, key)
+    try:
+        raw = read_key(store, key)
+    except StoreError as exc:
+        raise StoreError(f"{where}: cannot read {key}: {exc}") from exc
     if raw is None:
         return None
     try:
@@ -284,7 +287,7 @@ def _resolve(spec: Any, codecs: Sequence[Mapping[str, Any]], where: str) -> Any:
     for codec in codecs:
         try:
             spec = get_codec_class(codec["name"]).from_dict(dict(codec)).resolve_metadata(spec)
-        except Exception as exc:  # noqa: BLE001 - any codec can refuse a configuration in its own way
+        except Exception as exc:
             raise _Unsure(f"{where}: codec {codec['name']!r} refuses its configuration or the chunk: {type(exc).__name__}: {exc}") from exc
     return spec
 
@@ -382,9 +385,9 @@ def _analyse(node: Node, meta: Mapping[str, Any], where: str) -> tuple[ArrayPlan
     before, ab, after, findings = _chain(meta.get("codecs"), where)
     shard: ShardLayout | None = None
     try:
-        dtype = get_data_type_from_json(meta.get("data_type"), zarr_format=3)  # type: ignore[arg-type]
+        dtype = get_data_type_from_json(meta.get("data_type"), zarr_format=3)
         fill = dtype.from_json_scalar(meta.get("fill_value"), zarr_format=3)
-    except Exception as exc:  # noqa: BLE001 - zarr raises several types for a data type it does not know
+    except Exception as exc:
         raise _Unsure(f"{where}: data_type {meta.get('data_type')!r} / fill_value {meta.get('fill_value')!r}: {exc}") from exc
     spec = _resolve(chunk_spec(chunks, dtype, fill), before, where)
     if ab["name"] == SHARDING:

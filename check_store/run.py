@@ -174,10 +174,7 @@ def check(
     spec = StoreSpec(url, dict(storage_options or {}), latency, concurrency, uuid.uuid4().hex)
     where = display(url)
     opts = options or Options()
-    if opts.decode:
-        opts = Options(True, decoder_name(opts), opts.reference, where)
-    else:
-        opts = Options(False, opts.decoder, opts.reference, where)
+    opts = Options(opts.decode, decoder_name(opts) if opts.decode else opts.decoder, opts.reference, where)
     result = Result(url, where, spec.kind, opts, started=datetime.now(UTC).isoformat(timespec="seconds"))
     result.arrays, result.skipped = _arrays(spec, where)
     if on_start is not None:
@@ -226,11 +223,16 @@ def _execute(tasks: list[tuple[Any, ...]], scheduler: str, workers: int | None, 
             return "one thread (dask is not installed: pip install 'zarr-jpeg-conformance[check-store]')"
         bag = db.from_sequence(tasks, partition_size=1).starmap(check_batch)
 
-        class Landed(Callback):  # type: ignore[misc]
-            # Runs in the scheduler's own thread as each task finishes.
+        landed: set[tuple[str, int]] = set()
+
+        class Landed(Callback):
+            # Runs in the scheduler's own thread as each task finishes. Graph optimization may
+            # fuse the batch tasks into others (a one-partition bag ends in its finalize
+            # task), so batch results are recognized by their shape, once each.
             def _posttask(self, key: Any, value: Any, dsk: Any, state: Any, worker_id: Any) -> None:
-                if isinstance(key, tuple) and key[0] == bag.name:
-                    for out in value:
+                for out in value if isinstance(value, list) else ():
+                    if isinstance(out, dict) and "positions" in out and (out["array"], out["start"]) not in landed:
+                        landed.add((out["array"], out["start"]))
                         land(out)
 
         n = workers or os.cpu_count() or 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 from collections import Counter
+from contextlib import suppress
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -34,10 +35,8 @@ def describe_config(config: JpegConfig | None) -> str:
 def _versions() -> dict[str, str]:
     out = {"zarr-jpeg-conformance": __version__, "python": platform.python_version()}
     for name in ("zarr", "dask", "distributed", "fsspec", "numpy"):
-        try:
+        with suppress(PackageNotFoundError):
             out[name] = version(name)
-        except PackageNotFoundError:
-            pass
     return out
 
 
