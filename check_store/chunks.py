@@ -53,13 +53,30 @@ class Options:
     store: str = ""
 
 
+#: Headers seen lately (SOI through the first SOS segment): the chunks of an array share one.
+_KNOWN: list[bytes] = []
+
+
 def header_extent(data: bytes) -> int | None:
     """Bytes from the start of ``data`` to the end of its first SOS segment.
 
     Negative ``-n`` when the marker segments run past the end of ``data`` and at least ``n``
     bytes are needed; None when the walk cannot go on (no SOI, garbage where a marker
-    belongs, EOI before any scan): the inspector then says what is wrong.
+    belongs, EOI before any scan): the inspector then says what is wrong. A header seen
+    before is recognized by comparing bytes, without walking its segments again.
     """
+    for known in _KNOWN:
+        if data.startswith(known):
+            return len(known)
+    end = _walk_headers(data)
+    if end is not None and end > 0:
+        if len(_KNOWN) >= 8:
+            _KNOWN.pop(0)
+        _KNOWN.append(data[:end])
+    return end
+
+
+def _walk_headers(data: bytes) -> int | None:
     n = len(data)
     if data[:2] != b"\xff\xd8":
         return None
@@ -186,6 +203,12 @@ def _ending(tail: bytes) -> Finding | None:
                    f"truncated, or has more than {TAIL - 2} bytes after its EOI")
 
 
+#: (headers, what they are judged against) -> (findings, what they declare). The chunks of an
+#: array share their headers, so each distinct header is parsed and judged once per process.
+_JUDGED: dict[tuple[Any, ...], tuple[list[Finding], dict[str, Any]]] = {}
+_JUDGED_MAX = 256
+
+
 def check_header(plan: ArrayPlan, head: bytes, tail: bytes, boundary: bool) -> tuple[list[Finding], dict[str, Any]]:
     """Judge a chunk from its first bytes (at least through the first SOS segment) and its last bytes.
 
@@ -193,15 +216,23 @@ def check_header(plan: ArrayPlan, head: bytes, tail: bytes, boundary: bool) -> t
     EOI followed them: the inspector then stops at the first scan.
     """
     end = header_extent(head)
-    # inspect_headers parses each distinct header once: the chunks of an array share theirs.
-    ended = head[:end] if end is not None and end > 0 else head
-    info = inspect_headers(ended + b"\xff\xd9") if ended is not head else inspect(head + b"\xff\xd9", entropy=False)
-    findings = _judge(plan, info, boundary)
+    ended = head[:end] if end is not None and end > 0 else None
+    key = (ended, plan.image, plan.config, boundary)
+    judged = _JUDGED.get(key) if ended is not None else None
+    if judged is None:
+        info = inspect_headers(ended + b"\xff\xd9") if ended is not None else inspect(head + b"\xff\xd9", entropy=False)
+        judged = _judge(plan, info, boundary), _describe(info)
+        if ended is not None:
+            if len(_JUDGED) >= _JUDGED_MAX:
+                _JUDGED.clear()
+            _JUDGED[key] = judged
+    findings = list(judged[0])
     ending = _ending(tail)
     if ending is not None:
         findings.append(ending)
-    seen = _describe(info)
-    seen["eoi_last"] = ending is None
+    seen = dict(judged[1]) if findings else {}
+    if findings:
+        seen["eoi_last"] = ending is None
     return findings, seen
 
 

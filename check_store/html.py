@@ -91,7 +91,7 @@ def _arrays(report: Mapping[str, Any]) -> str:
         c = a["counts"]
         rows.append(
             f'<tr><td><code>{_e(a["path"])}</code></td><td>{_e(shape)}<br><span class="muted">chunks {_e(chunks)}</span></td>'
-            f'<td>{_e(a["jpeg"] or "—")}<br><span class="muted">{_e(codecs)}</span></td><td>{_e(image)}</td>'
+            f'<td>{_e(a["jpeg"] or "—")}<br><span class="muted">codecs: {_e(codecs)}</span></td><td>{_e(image)}</td>'
             f'<td class="num">{a["chunks"]:,}</td>{_num(c["pass"], "pass")}{_num(c["warn"], "warn")}{_num(c["fail"], "fail")}'
             f'{_num(c["error"], "error")}<td class="num">{c["fill"]:,}</td>'
             f'<td class="o-{_e(a["outcome"])}"><b>{_e(a["outcome"])}</b></td></tr>')

@@ -19,7 +19,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from itertools import product
 from typing import Any
 
@@ -89,7 +89,7 @@ class ArrayPlan:
     #: Metadata, as written, for the report.
     about: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def grid(self) -> tuple[int, ...]:
         return tuple(-(-s // c) for s, c in zip(self.shape, self.grid_chunk, strict=True))
 
