@@ -15,7 +15,7 @@ from typing import Any
 
 from ..corpus.registry import requirements, severity
 
-__all__ = ["IMPLEMENTATION", "OUTCOMES", "Finding", "finding", "outcome_of", "record", "worst"]
+__all__ = ["IMPLEMENTATION", "OUTCOMES", "Finding", "error", "finding", "outcome_of", "record", "worst"]
 
 #: The ``implementation`` field of every record: what produced it.
 IMPLEMENTATION = "check-store"

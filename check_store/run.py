@@ -26,7 +26,7 @@ import numpy as np
 
 from .chunks import Options, decoder_name
 from .metadata import ArrayPlan, Node, analyse, discover, uses_jpeg
-from .records import Finding, record, worst
+from .records import record, worst
 from .stores import StoreError, StoreSpec, display, open_store
 from .tasks import STATUS, check_batch
 
@@ -278,8 +278,3 @@ def _distributed(tasks: list[tuple[Any, ...]], scheduler: str, workers: int | No
         if cluster is not None:
             cluster.close()
 
-
-def findings_of(result: Result) -> list[Finding]:
-    """Every metadata finding of the run (for tests and summaries)."""
-    return [Finding(f["requirement"], f["outcome"], f["observed"]) for a in result.arrays if a.metadata
-            for f in a.metadata["findings"]]

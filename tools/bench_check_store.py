@@ -10,7 +10,8 @@ The raw loop and the header scans run in ``--rounds`` interleaved rounds, best o
   reads (its first ``HEAD`` bytes and its last ``TAIL``), checking nothing: the floor of the I/O;
 * ``header scan, 1 thread`` / ``2 threads``: ``check_store.check`` header-only, on the sync
   engine and on dask's threaded scheduler;
-* ``full decode, 2 threads``: ``check(decode=True)``: every chunk read whole, walked and decoded;
+* ``full decode, 1 thread`` / ``2 threads``: ``check(decode=True)``: every chunk read whole,
+  walked and decoded by the strict decoder;
 * ``dask 1 worker`` / ``2 workers``: the header scan on a local ``dask.distributed`` cluster
   of one and of two single-threaded worker processes, over the store with a simulated
   remote latency (``--latency`` seconds per read, at most ``--concurrency`` reads in flight per
@@ -93,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                 got = _timed(run)
                 if name not in rows or got[0] < rows[name][0]:
                     rows[name] = got
+        rows["full decode, 1 thread"] = _timed(lambda: _checked(check(str(root), options=Options(decode=True), scheduler="sync")))
         rows["full decode, 2 threads"] = _timed(lambda: _checked(check(str(root), options=Options(decode=True),
                                                                       scheduler="threads", workers=2)))
         from distributed import LocalCluster
@@ -110,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"header scan (1 thread) / raw loop:          {rate['header scan, 1 thread'] / rate['raw loop']:.2f}x")
     print(f"header scan / full decode (2 threads):      {rate['header scan, 2 threads'] / rate['full decode, 2 threads']:.1f}x")
     print(f"header scan, 2 threads / 1 thread:          {rate['header scan, 2 threads'] / rate['header scan, 1 thread']:.2f}x")
+    print(f"full decode, 2 threads / 1 thread:          {rate['full decode, 2 threads'] / rate['full decode, 1 thread']:.2f}x")
     print(f"dask 2 workers / 1 worker (simulated latency): {rate[slow2] / rate[slow1]:.2f}x (target >= 1.8x)")
     return 0
 
