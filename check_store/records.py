@@ -1,0 +1,97 @@
+"""Findings and the records they become: one JSON object per nonconforming chunk or metadata document.
+
+A record has the fields of a ``--results`` line (``implementation``, ``case``, ``requirements``,
+``level``, ``outcome``, ``message``, ``metrics``), so ``report/model.py`` reads a file of them
+unchanged, and the store's own fields (``array``, ``key``, ``inner``, ``findings``, ``seen``).
+The message is written as the suites' judge writes it: each broken requirement cited with
+the spec's words, then what was observed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..corpus.registry import requirements, severity
+
+__all__ = ["IMPLEMENTATION", "OUTCOMES", "Finding", "error", "finding", "outcome_of", "record", "worst"]
+
+#: The ``implementation`` field of every record: what produced it.
+IMPLEMENTATION = "check-store"
+#: Outcomes of a record, worst first. ``error``: the checker could not check (a failed read,
+#: an index it cannot decode), which is not a verdict on the data.
+OUTCOMES = ("error", "fail", "warn", "pass")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One requirement the data breaks, and what was seen."""
+
+    requirement: str
+    outcome: str
+    observed: str
+
+    def to_json(self) -> dict[str, str]:
+        req = requirements().get(self.requirement)
+        return {"requirement": self.requirement, "level": req.level if req else "", "outcome": self.outcome,
+                "observed": self.observed}
+
+    def message(self) -> str:
+        req = requirements().get(self.requirement)
+        cited = f'[{req.id} {req.level}] "{req.text}"' if req else f"[{self.requirement}]"
+        return f"{self.outcome}: {cited}\n    observed: {self.observed}"
+
+
+def outcome_of(requirement: str) -> str:
+    """What breaking ``requirement`` makes a chunk: a MUST fails it, a SHOULD or MAY warns."""
+    req = requirements().get(requirement)
+    if req is None:
+        raise KeyError(f"unknown requirement {requirement}")
+    return "fail" if severity(req.level) == "MUST" else "warn"
+
+
+def finding(requirement: str, observed: str) -> Finding:
+    """A finding whose outcome follows the requirement's level."""
+    return Finding(requirement, outcome_of(requirement), observed)
+
+
+def error(observed: str) -> Finding:
+    """The checker could not check something: not a verdict, but not conforming either."""
+    return Finding("", "error", observed)
+
+
+def worst(outcomes: Iterable[str]) -> str:
+    """The worst of some outcomes, ``pass`` for none."""
+    found = set(outcomes)
+    return next((o for o in OUTCOMES if o in found), "pass")
+
+
+def record(store: str, array: str, key: str, findings: Sequence[Finding], *, inner: Sequence[int] | None = None,
+           seen: Mapping[str, Any] | None = None, boundary: bool = False) -> dict[str, Any]:
+    """The record of one chunk (or ``zarr.json``) with at least one finding."""
+    reqs = list(dict.fromkeys(f.requirement for f in findings if f.requirement))
+    levels = [requirements()[r].level for r in reqs if r in requirements()]
+    where = f"{array.rstrip('/')}/{key}" if array not in ("", "/") else f"/{key}"
+    if inner is not None:
+        where += f"#{','.join(map(str, inner))}"
+    return {
+        "implementation": IMPLEMENTATION,
+        "case": where,
+        "requirements": reqs,
+        "level": min(levels, key=_strength) if levels else "",
+        "outcome": worst(f.outcome for f in findings),
+        "message": "\n".join(f.message() for f in findings),
+        "metrics": {},
+        "store": store,
+        "array": array,
+        "key": key,
+        "inner": list(inner) if inner is not None else None,
+        "boundary": boundary,
+        "findings": [f.to_json() for f in findings],
+        "seen": dict(seen or {}),
+    }
+
+
+def _strength(level: str) -> int:
+    return {"MUST": 0, "SHOULD": 1, "MAY": 2}[severity(level)]

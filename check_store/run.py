@@ -1,0 +1,280 @@
+"""The driver: find the arrays, cut their chunks into batches, run the batches on dask, fold the results.
+
+Dask is the engine. Locally, the batches are a ``dask.bag`` computed on threads (the
+default: reads and decoders release the GIL) or processes; a dask callback hands over each
+batch's result as it lands, so records are written and the progress bar moves while the
+run goes on. On a cluster (``--scheduler ADDRESS``, or ``--dask`` for a local one), batches
+are submitted to a ``distributed.Client`` a window at a time and taken back with
+``as_completed``, so the driver holds only the batches in flight, whatever the store's size.
+Without dask installed, batches run one after another in this process.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import islice
+from typing import Any
+
+import numpy as np
+
+from .chunks import Options, decoder_name
+from .metadata import ArrayPlan, Node, analyse, discover, uses_jpeg
+from .records import record, worst
+from .stores import StoreError, StoreSpec, display, open_store
+from .tasks import STATUS, check_batch
+
+__all__ = ["ArrayResult", "ChunkMap", "Result", "check"]
+
+#: Chunks per task at least (a task costs a few hundred microseconds to schedule) and at most.
+MIN_BATCH, MAX_BATCH = 64, 1024
+#: Records kept for the report; every record still reaches ``on_record`` (the JSONL file).
+MAX_RECORDS = 50_000
+
+
+class ChunkMap:
+    """The worst status of each grid position, on a grid of at most MAX_ROWS x MAX_COLS cells.
+
+    The grid is laid out as rows x columns: the last axis of more than one chunk gives the
+    columns, all axes before it the rows (so a z-stack of planes reads top to bottom).
+    """
+
+    MAX_ROWS, MAX_COLS = 120, 240
+
+    def __init__(self, grid: Sequence[int]) -> None:
+        dims = list(grid)
+        while len(dims) > 1 and dims[-1] == 1:
+            dims.pop()
+        self.cols = dims[-1] if dims else 1
+        self.rows = math.prod(dims[:-1]) if len(dims) > 1 else 1
+        self.row_step = -(-self.rows // self.MAX_ROWS)
+        self.col_step = -(-self.cols // self.MAX_COLS)
+        self.cells = np.zeros((-(-self.rows // self.row_step), -(-self.cols // self.col_step)), dtype=np.uint8)
+
+    def add(self, start: int, status: bytes) -> None:
+        index = np.arange(start, start + len(status))
+        rows, cols = np.divmod(index, self.cols)
+        np.maximum.at(self.cells, (rows // self.row_step, cols // self.col_step), np.frombuffer(status, dtype=np.uint8))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": self.rows, "cols": self.cols, "row_step": self.row_step, "col_step": self.col_step,
+                "cells": ["".join(map(str, row)) for row in self.cells.tolist()],
+                "legend": {str(v): k for k, v in STATUS.items()}}
+
+
+@dataclass
+class ArrayResult:
+    """One array: its plan, its metadata findings and the tally of its chunks."""
+
+    node: Node
+    plan: ArrayPlan | None
+    metadata: dict[str, Any] | None
+    counts: Counter[str] = field(default_factory=Counter)
+    requirements: Counter[str] = field(default_factory=Counter)
+    map: ChunkMap | None = None
+    positions: int = 0
+
+    @property
+    def total(self) -> int:
+        """JPEG chunk positions of the array (a shard's inner chunks each count)."""
+        return self.plan.grid_count * self.plan.per_grid if self.plan else 0
+
+    @property
+    def outcome(self) -> str:
+        found = [k for k in ("error", "fail", "warn") if self.counts[k]]
+        if self.metadata:
+            found.append(self.metadata["outcome"])
+        return worst(found)
+
+
+@dataclass
+class Result:
+    """A whole run."""
+
+    url: str
+    store: str
+    kind: str
+    options: Options
+    engine: str = ""
+    started: str = ""
+    seconds: float = 0.0
+    arrays: list[ArrayResult] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    dropped: int = 0
+
+    def totals(self) -> Counter[str]:
+        out: Counter[str] = Counter()
+        for a in self.arrays:
+            out.update(a.counts)
+        return out
+
+    def conforms(self, strict: bool = False) -> bool:
+        bad = ("error", "fail", "warn") if strict else ("error", "fail")
+        return all(a.outcome not in bad for a in self.arrays)
+
+
+def _arrays(spec: StoreSpec, where: str) -> tuple[list[ArrayResult], list[str]]:
+    store = open_store(spec)
+    nodes = discover(store, where)
+    jpeg = [n for n in nodes if uses_jpeg(n.metadata)]
+    skipped = [f"/{n.path}" for n in nodes if not uses_jpeg(n.metadata)]
+    if not jpeg:
+        found = f"{len(nodes)} array(s), none with it" if nodes else "no arrays"
+        raise StoreError(f"{where}: no array here uses the jpeg codec ({found})")
+    out = []
+    for node in jpeg:
+        plan, findings = analyse(node)
+        meta = record(display(spec.url), "/" + node.path, "zarr.json", findings) if findings else None
+        result = ArrayResult(node, plan, meta)
+        if plan is not None and plan.checkable:
+            result.map = ChunkMap(plan.grid)
+        for f in findings:
+            if f.requirement:
+                result.requirements[f.requirement] += 0  # listed, with no chunk against it yet
+        out.append(result)
+    return out, skipped
+
+
+def _batches(result: ArrayResult, workers: int, batch: int | None) -> Iterator[tuple[int, int]]:
+    plan = result.plan
+    assert plan is not None
+    total = plan.grid_count * plan.per_grid
+    size = batch or min(MAX_BATCH, max(MIN_BATCH, total // (workers * 16) or 1))
+    step = max(1, size // plan.per_grid)
+    for start in range(0, plan.grid_count, step):
+        yield start, min(plan.grid_count, start + step)
+
+
+def check(
+    url: str,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    options: Options | None = None,
+    scheduler: str = "threads",
+    workers: int | None = None,
+    batch: int | None = None,
+    on_start: Callable[[Result], None] | None = None,
+    on_batch: Callable[[dict[str, Any], Result], None] | None = None,
+    latency: float = 0.0,
+    concurrency: int = 32,
+) -> Result:
+    """Check every array under ``url`` that uses the ``jpeg`` codec; StoreError for bad input.
+
+    ``scheduler`` is ``threads`` (default), ``processes`` or ``sync`` for this machine,
+    ``cluster`` for a local dask cluster of ``workers`` processes, or the address of a dask
+    scheduler. ``on_batch`` sees each batch's result as it lands (records, counts).
+    """
+    spec = StoreSpec(url, dict(storage_options or {}), latency, concurrency, uuid.uuid4().hex)
+    where = display(url)
+    opts = options or Options()
+    opts = Options(opts.decode, decoder_name(opts) if opts.decode else opts.decoder, opts.reference, where)
+    result = Result(url, where, spec.kind, opts, started=datetime.now(UTC).isoformat(timespec="seconds"))
+    result.arrays, result.skipped = _arrays(spec, where)
+    if on_start is not None:
+        on_start(result)
+    n = workers or os.cpu_count() or 1
+    tasks = [(spec, a.plan, start, stop, opts) for a in result.arrays if a.plan is not None and a.plan.checkable
+             for start, stop in _batches(a, n, batch)]
+    by_path = {a.plan.path: a for a in result.arrays if a.plan is not None}
+
+    def land(out: dict[str, Any]) -> None:
+        array = by_path[out["array"]]
+        array.counts.update(out["counts"])
+        array.positions += out["positions"]
+        if array.map is not None:
+            array.map.add(out["start"], out["status"])
+        for rec in out["records"]:
+            for f in rec["findings"]:
+                if f["requirement"]:
+                    array.requirements[f["requirement"]] += 1
+            if len(result.records) < MAX_RECORDS:
+                result.records.append(rec)
+            else:
+                result.dropped += 1
+        if on_batch is not None:
+            on_batch(out, result)
+
+    began = time.perf_counter()
+    result.engine = _execute(tasks, scheduler, workers, land)
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+def _execute(tasks: list[tuple[Any, ...]], scheduler: str, workers: int | None, land: Callable[[dict[str, Any]], None]) -> str:
+    """Run the tasks; return how they ran, for the report."""
+    if scheduler == "sync":
+        for task in tasks:
+            land(check_batch(*task))
+        return "one thread (sync)"
+    if scheduler in ("threads", "processes"):
+        try:
+            import dask.bag as db
+            from dask.callbacks import Callback
+        except ImportError:
+            for task in tasks:
+                land(check_batch(*task))
+            return "one thread (dask is not installed: pip install 'zarr-jpeg-conformance[check-store]')"
+        bag = db.from_sequence(tasks, partition_size=1).starmap(check_batch)
+
+        landed: set[tuple[str, int]] = set()
+
+        class Landed(Callback):
+            # Runs in the scheduler's own thread as each task finishes. Graph optimization may
+            # fuse the batch tasks into others (a one-partition bag ends in its finalize
+            # task), so batch results are recognized by their shape, once each.
+            def _posttask(self, key: Any, value: Any, dsk: Any, state: Any, worker_id: Any) -> None:
+                for out in value if isinstance(value, list) else ():
+                    if isinstance(out, dict) and "positions" in out and (out["array"], out["start"]) not in landed:
+                        landed.add((out["array"], out["start"]))
+                        land(out)
+
+        n = workers or os.cpu_count() or 1
+        if tasks:
+            with Landed():
+                bag.compute(scheduler=scheduler, num_workers=n)
+        return f"dask {scheduler} scheduler, {n} {'threads' if scheduler == 'threads' else 'processes'}"
+    return _distributed(tasks, scheduler, workers, land)
+
+
+def _distributed(tasks: list[tuple[Any, ...]], scheduler: str, workers: int | None, land: Callable[[dict[str, Any]], None]) -> str:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:
+        raise StoreError("a dask cluster needs dask.distributed: pip install 'zarr-jpeg-conformance[check-store]'") from exc
+    import logging
+
+    cluster = None
+    if scheduler == "cluster":
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise StoreError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from exc
+    try:
+        threads = sum(client.nthreads().values()) or 1
+        pending = iter(tasks)
+        # A window of tasks in flight: enough to keep every worker busy, never the whole store.
+        first = [client.submit(check_batch, *t, pure=False) for t in islice(pending, 4 * threads)]
+        done = as_completed(first, with_results=True)
+        for _future, out in done:
+            land(out)
+            for t in islice(pending, 1):
+                done.add(client.submit(check_batch, *t, pure=False))
+        workers_n = len(client.scheduler_info().get("workers", {}))
+        where = "a local dask cluster" if cluster is not None else f"the dask cluster at {scheduler}"
+        return f"{where}, {workers_n} workers, {threads} threads"
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+

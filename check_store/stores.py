@@ -1,0 +1,219 @@
+"""Opening a store from its URL and reading byte ranges of its keys, through zarr's store classes.
+
+A local folder is a ``LocalStore``, a ``.zip`` file a ``ZipStore``, anything with a scheme
+(``http://``, ``s3://``, ``gs://`` ...) zarr's ``FsspecStore``. Tasks receive a
+:class:`StoreSpec`, never a store or bytes, and open the store themselves (once per process),
+so they run the same on local threads, in processes and on a dask cluster.
+
+Reads go out a batch at a time: ``get_partial_values`` lets an fsspec store fetch a task's
+ranges concurrently, which is what hides a remote store's per-request latency. A
+``LocalStore`` is read in place, synchronously and with one open per key (a chunk's header and
+its tail), since zarr's thread hop and second open per read cost more than the read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from zarr.abc.store import ByteRequest, RangeByteRequest, Store, SuffixByteRequest
+from zarr.core.buffer import default_buffer_prototype
+from zarr.core.sync import sync
+from zarr.storage import FsspecStore, LocalStore, WrapperStore, ZipStore
+
+__all__ = ["StoreError", "StoreSpec", "list_children", "open_store", "read_ranges", "read_key"]
+
+
+class StoreError(Exception):
+    """The store cannot be opened or read: bad input, reported with exit code 2."""
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """Everything a task needs to open a store: plain, picklable values."""
+
+    url: str
+    storage_options: Mapping[str, Any] = field(default_factory=dict)
+    #: Simulated latency per read in seconds, with at most ``concurrency`` reads in flight per
+    #: process: for benchmarks that stand in for a remote store. 0 for real use.
+    latency: float = 0.0
+    concurrency: int = 32
+    #: Distinguishes runs, so that a process that checked a store before opens it afresh.
+    token: str = ""
+
+    @property
+    def kind(self) -> str:
+        """``local``, ``zip`` or the URL scheme."""
+        scheme = urlparse(self.url).scheme
+        if scheme in ("", "file") or _is_windows_drive(scheme):
+            return "zip" if self.url.lower().endswith(".zip") else "local"
+        return scheme
+
+
+def _is_windows_drive(scheme: str) -> bool:
+    return len(scheme) == 1
+
+
+def _local_path(url: str) -> Path:
+    parsed = urlparse(url)
+    return Path(parsed.path if parsed.scheme == "file" else url)
+
+
+def open_store(spec: StoreSpec) -> Store:
+    """The store ``spec`` names, opened read-only (one per process and run)."""
+    return _open(json.dumps([spec.url, dict(spec.storage_options), spec.latency, spec.concurrency, spec.token],
+                            sort_keys=True, default=str))
+
+
+@lru_cache(maxsize=8)
+def _open(key: str) -> Store:
+    url, options, latency, concurrency, _token = json.loads(key)
+    spec = StoreSpec(url, options, latency, concurrency)
+    store: Store
+    if spec.kind == "local":
+        path = _local_path(url)
+        if not path.is_dir():
+            raise StoreError(f"{url}: no such folder" if not path.exists() else f"{url}: not a folder (a Zarr store is a folder, "
+                             "a .zip file or a URL)")
+        store = LocalStore(path, read_only=True)
+    elif spec.kind == "zip":
+        path = _local_path(url)
+        if not path.is_file():
+            raise StoreError(f"{url}: no such zip file")
+        try:
+            store = ZipStore(path, mode="r")
+            sync(store._open())
+        except Exception as exc:
+            raise StoreError(f"{url}: cannot open as a zip store: {type(exc).__name__}: {exc}") from exc
+    else:
+        try:
+            store = FsspecStore.from_url(url, storage_options=dict(options) or None, read_only=True)
+        except (ImportError, ValueError, OSError) as exc:
+            raise StoreError(f"{url}: cannot open through fsspec: {type(exc).__name__}: {exc}") from exc
+    if latency:
+        store = SlowStore(store, latency=latency, concurrency=concurrency)
+    return store
+
+
+def read_ranges(store: Store, requests: Sequence[tuple[str, ByteRequest | None]]) -> list[bytes | None]:
+    """The bytes of each (key, byte range); None for a key that does not exist.
+
+    A server that ignores range requests answers with the whole value; the range is cut
+    from it here, so callers always get what they asked for. Errors other than a missing key
+    (a dropped connection, a refused request) raise StoreError.
+    """
+    if not requests:
+        return []
+    try:
+        if isinstance(store, LocalStore):
+            return _read_local(store.root, requests)
+        else:
+            got = sync(store.get_partial_values(default_buffer_prototype(), list(requests)))
+    except StoreError:
+        raise
+    except Exception as exc:
+        more = f" and {len(requests) - 1} more keys" if len(requests) > 1 else ""
+        raise StoreError(f"reading {requests[0][0]}{more} failed: {type(exc).__name__}: {exc}") from exc
+    return [None if b is None else _cut(b.to_bytes(), r) for b, (_key, r) in zip(got, requests, strict=True)]
+
+
+def _read_local(root: Path, requests: Sequence[tuple[str, ByteRequest | None]]) -> list[bytes | None]:
+    """LocalStore's reads, with one open per key for the ranges asked of it in a row (a header and a tail)."""
+    out: list[bytes | None] = []
+    i = 0
+    while i < len(requests):
+        key = requests[i][0]
+        j = i
+        while j < len(requests) and requests[j][0] == key:
+            j += 1
+        try:
+            with open(os.path.join(root, key), "rb") as f:
+                for _key, r in requests[i:j]:
+                    out.append(_read_open(f, r))
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            out += [None] * (j - i)
+        i = j
+    return out
+
+
+def _read_open(f: Any, request: ByteRequest | None) -> bytes:
+    if request is None:
+        return bytes(f.read())
+    if isinstance(request, RangeByteRequest):
+        f.seek(request.start)
+        return bytes(f.read(request.end - request.start))
+    if isinstance(request, SuffixByteRequest):
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - request.suffix))
+        return bytes(f.read())
+    raise TypeError(f"unexpected byte range {request!r}")
+
+
+def _cut(value: bytes, request: ByteRequest | None) -> bytes:
+    if isinstance(request, RangeByteRequest) and len(value) > request.end - request.start:
+        return value[request.start : request.end]
+    if isinstance(request, SuffixByteRequest) and len(value) > request.suffix:
+        return value[-request.suffix :]
+    return value
+
+
+def read_key(store: Store, key: str) -> bytes | None:
+    """The whole value of ``key``, or None if it does not exist."""
+    (value,) = read_ranges(store, [(key, None)])
+    return value
+
+
+def list_children(store: Store, prefix: str) -> list[str] | None:
+    """The names directly under ``prefix`` (a node path, '' for the root), or None if the store cannot list."""
+    if not store.supports_listing:
+        return None
+
+    async def names() -> list[str]:
+        return [name async for name in store.list_dir(prefix)]
+
+    try:
+        found = sync(names())
+    except (NotImplementedError, FileNotFoundError):
+        return None
+    except Exception as exc:
+        raise StoreError(f"listing {prefix or 'the root'} failed: {type(exc).__name__}: {exc}") from exc
+    return sorted({name.rstrip("/").split("/")[0] for name in found if name})
+
+
+class SlowStore(WrapperStore[Store]):
+    """A store whose reads each wait ``latency`` seconds, at most ``concurrency`` at a time.
+
+    Stands in for a remote object store in benchmarks: a connection pool of a fixed size,
+    and a round trip per request.
+    """
+
+    def __init__(self, store: Store, *, latency: float, concurrency: int) -> None:
+        super().__init__(store)
+        self.latency = latency
+        self.concurrency = concurrency
+        self._gate: asyncio.Semaphore | None = None
+
+    def _with_store(self, store: Store) -> SlowStore:
+        return type(self)(store, latency=self.latency, concurrency=self.concurrency)
+
+    async def get(self, key: str, prototype: Any, byte_range: ByteRequest | None = None) -> Any:
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(self.concurrency)
+        async with self._gate:
+            await asyncio.sleep(self.latency)
+            return await self._store.get(key, prototype, byte_range)
+
+    async def get_partial_values(self, prototype: Any, key_ranges: Any) -> list[Any]:
+        return list(await asyncio.gather(*(self.get(key, prototype, r) for key, r in key_ranges)))
+
+
+def display(url: str) -> str:
+    """The URL as the user gave it, so that a shared report shows no more of their machine than they typed."""
+    return url

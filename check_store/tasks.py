@@ -1,0 +1,191 @@
+"""One task: a batch of grid positions of one array, read and judged. Pure, module-level, never raises.
+
+A task receives the store's :class:`~.stores.StoreSpec`, the array's :class:`~.metadata.ArrayPlan`
+and a range of grid positions (chunks, or shards of inner chunks), never bytes: it opens the
+store itself, reads all of its byte ranges in one go, and returns counts, a status byte per
+grid position (for the chunk map) and a record for each chunk that does not conform.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import Counter
+from typing import Any
+
+from zarr.abc.store import ByteRequest, RangeByteRequest, SuffixByteRequest
+
+from .chunks import HEAD, HEAD_MAX, TAIL, Options, check_header, check_whole, header_extent
+from .metadata import ArrayPlan, shard_index
+from .records import Finding, error, record, worst
+from .stores import StoreSpec, open_store, read_ranges
+
+__all__ = ["STATUS", "check_batch"]
+
+#: Status byte of a grid position in the chunk map, by outcome; higher is worse.
+STATUS = {"none": 0, "fill": 1, "pass": 2, "warn": 3, "fail": 4, "error": 5}
+
+
+class _Slot:
+    """One stored JPEG to judge: where it is and what was read of it."""
+
+    __slots__ = ("boundary", "coords", "head", "index", "inner", "key", "length", "offset", "tail")
+
+    def __init__(self, index: int, coords: tuple[int, ...], key: str, inner: tuple[int, ...] | None, boundary: bool,
+                 offset: int = 0, length: int | None = None) -> None:
+        self.index, self.coords, self.key, self.inner, self.boundary = index, coords, key, inner, boundary
+        self.offset, self.length = offset, length
+        self.head: bytes | None = None
+        self.tail: bytes = b""
+
+
+def check_batch(store: StoreSpec, plan: ArrayPlan, start: int, stop: int, options: Options) -> dict[str, Any]:
+    """Check grid positions ``start``..``stop`` of ``plan``'s array; failures become error records."""
+    try:
+        return _Batch(store, plan, start, stop, options).run()
+    except Exception as exc:  # noqa: BLE001 - one failed batch must not cancel the run: it is reported
+        first = plan.key(plan.coords(start))
+        last = plan.key(plan.coords(stop - 1))
+        detail = "".join(traceback.format_exception_only(exc)).strip()
+        rec = record(options.store, plan.path or "/", f"{first}..{last}", [error(f"checking chunks {first} to {last} failed: {detail}")])
+        count = (stop - start) * plan.per_grid
+        return {"array": plan.path, "start": start, "stop": stop, "positions": count,
+                "counts": {"error": count}, "records": [rec], "status": bytes([STATUS["error"]]) * (stop - start)}
+
+
+class _Batch:
+    def __init__(self, spec: StoreSpec, plan: ArrayPlan, start: int, stop: int, options: Options) -> None:
+        self.spec, self.plan, self.start, self.stop, self.options = spec, plan, start, stop, options
+        self.store = open_store(spec)
+        self.counts: Counter[str] = Counter()
+        self.status = bytearray(stop - start)
+        self.records: list[dict[str, Any]] = []
+        self.whole = options.decode or bool(plan.after)
+
+    def run(self) -> dict[str, Any]:
+        slots = self._shards() if self.plan.shard else self._chunks()
+        self._read(slots)
+        for slot in slots:
+            self._judge(slot)
+        return {"array": self.plan.path, "start": self.start, "stop": self.stop,
+                "positions": (self.stop - self.start) * self.plan.per_grid,
+                "counts": dict(self.counts), "records": self.records, "status": bytes(self.status)}
+
+    def _mark(self, index: int, outcome: str) -> None:
+        i = index - self.start
+        self.status[i] = max(self.status[i], STATUS[outcome])
+
+    def _chunks(self) -> list[_Slot]:
+        plan = self.plan
+        return [_Slot(i, c, plan.stored_key(c), None, plan.at_edge(c)) for i in range(self.start, self.stop)
+                for c in (plan.coords(i),)]
+
+    def _shards(self) -> list[_Slot]:
+        plan = self.plan
+        layout = plan.shard
+        assert layout is not None
+        keys = [plan.stored_key(plan.coords(i)) for i in range(self.start, self.stop)]
+        where: ByteRequest = SuffixByteRequest(layout.index_bytes) if layout.index_at_end else RangeByteRequest(0, layout.index_bytes)
+        raws = read_ranges(self.store, [(k, where) for k in keys])
+        slots: list[_Slot] = []
+        for i, key, raw in zip(range(self.start, self.stop), keys, raws, strict=True):
+            coords = plan.coords(i)
+            inner = plan.inner_positions(coords)
+            inside = sum(1 for _, ok, _ in inner if ok)
+            if raw is None:
+                self.counts["fill"] += inside
+                self._mark(i, "fill")
+                continue
+            index, problem = shard_index(raw, layout)
+            if index is None:
+                self._report(i, key, None, [error(f"cannot read the shard index: {problem}")], {}, False)
+                self.counts["error"] += inside - 1
+                continue
+            for (pos, ok, edge), entry in zip(inner, index, strict=True):
+                if entry is None:
+                    if ok:
+                        self.counts["fill"] += 1
+                        self._mark(i, "fill")
+                    continue
+                slots.append(_Slot(i, coords, key, pos, edge, entry[0], entry[1]))
+        return slots
+
+    def _ranges(self, slot: _Slot, head: int | None) -> list[tuple[str, ByteRequest | None]]:
+        if slot.inner is None:
+            if head is None:
+                return [(slot.key, None)]
+            return [(slot.key, RangeByteRequest(0, head)), (slot.key, SuffixByteRequest(TAIL))]
+        assert slot.length is not None
+        off, n = slot.offset, slot.length
+        if head is None or n <= head:
+            return [(slot.key, RangeByteRequest(off, off + n))]
+        return [(slot.key, RangeByteRequest(off, off + head)), (slot.key, RangeByteRequest(off + n - min(n, TAIL), off + n))]
+
+    def _read(self, slots: list[_Slot]) -> None:
+        head = None if self.whole else HEAD
+        plans = [self._ranges(s, head) for s in slots]
+        got = iter(read_ranges(self.store, [r for p in plans for r in p]))
+        for slot, p in zip(slots, plans, strict=True):
+            values = [next(got) for _ in p]
+            slot.head = values[0]
+            if len(values) > 1:
+                slot.tail = values[1] or b""
+        if self.whole:
+            return
+        # Headers longer than HEAD (ICC profiles, EXIF): read again, as far as they go.
+        longer = []
+        for slot in slots:
+            if slot.head is not None and slot.tail:
+                end = header_extent(slot.head)
+                if end is not None and end < 0 and len(slot.head) == HEAD:
+                    longer.append((slot, min(-end + 4096, HEAD_MAX)))
+        if longer:
+            again = read_ranges(self.store, [self._ranges(s, n)[0] for s, n in longer])
+            for (slot, _), value in zip(longer, again, strict=True):
+                slot.head = value
+
+    def _judge(self, slot: _Slot) -> None:
+        data = slot.head
+        if data is None:
+            self.counts["fill"] += 1
+            self._mark(slot.index, "fill")
+            return
+        findings: list[Finding]
+        seen: dict[str, Any]
+        if slot.inner is not None and slot.length is not None and len(data) < min(slot.length, HEAD if not self.whole else slot.length):
+            findings, seen = [error(f"the shard index puts this chunk at bytes {slot.offset}..{slot.offset + slot.length}, "
+                                    f"past the end of the shard ({len(data)} bytes read)")], {}
+        elif self.whole or not slot.tail or len(data) < HEAD:
+            # The whole stream is here: it was asked for, or it is shorter than HEAD.
+            if self.plan.after:
+                data = unwrap(self.plan, data)
+            findings, seen = check_whole(self.plan, data, slot.boundary, self.options)
+        else:
+            findings, seen = check_header(self.plan, data, slot.tail, slot.boundary)
+        self._report(slot.index, slot.key, slot.inner, findings, seen, slot.boundary)
+
+    def _report(self, index: int, key: str, inner: tuple[int, ...] | None, findings: list[Finding], seen: dict[str, Any],
+                boundary: bool) -> None:
+        outcome = worst(f.outcome for f in findings)
+        self.counts[outcome] += 1
+        self._mark(index, outcome)
+        if findings:
+            plan = self.plan
+            local = key[len(plan.path) + 1:] if plan.path else key
+            self.records.append(record(self.options.store, "/" + plan.path, local, findings, inner=inner, seen=seen,
+                                       boundary=boundary))
+
+
+def unwrap(plan: ArrayPlan, data: bytes) -> bytes:
+    """The JPEG stream inside a chunk whose chain has bytes -> bytes codecs (crc32c, gzip ...) after jpeg."""
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.dtype import get_data_type_from_json
+    from zarr.registry import get_codec_class
+
+    from .metadata import chunk_spec
+
+    spec = chunk_spec(plan.image or (1, 1, 1), get_data_type_from_json("uint8", zarr_format=3), 0)
+    buf = default_buffer_prototype().buffer.from_bytes(data)
+    for codec in reversed(plan.after):
+        bytes_codec: Any = get_codec_class(codec["name"]).from_dict(dict(codec))  # a BytesBytesCodec, by analyse()
+        buf = bytes_codec._decode_sync(buf, spec)
+    return bytes(buf.to_bytes())

@@ -1,0 +1,347 @@
+"""check-store finds every injected fault under the right key and requirement, and nothing on clean data.
+
+Each check has its wrong variant (a fault of :func:`check_store.synthetic.fault_store`) and
+its legal one (the same chunk position of :func:`check_store.synthetic.clean_store`, and the
+fixture stores of ``fixtures/stores``). Stores are read as a folder, a zip file and over
+HTTP (a local server with byte ranges, and one without), on every engine.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import zipfile
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("zarr")
+
+from zarr_jpeg_conformance.check_store import Options, check, check_batch
+from zarr_jpeg_conformance.check_store.__main__ import Progress, main
+from zarr_jpeg_conformance.check_store.html import render
+from zarr_jpeg_conformance.check_store.metadata import Node, analyse
+from zarr_jpeg_conformance.check_store.records import record
+from zarr_jpeg_conformance.check_store.run import ArrayResult, ChunkMap, Result
+from zarr_jpeg_conformance.check_store.serve import serve
+from zarr_jpeg_conformance.check_store.stores import StoreSpec
+from zarr_jpeg_conformance.check_store.summary import to_json
+from zarr_jpeg_conformance.check_store.synthetic import Fault, clean_store, fault_store, write_array
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE_STORES = sorted((ROOT / "fixtures" / "stores").glob("*.zarr"))
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[Fault]]:
+    pytest.importorskip("PIL")
+    pytest.importorskip("imagecodecs")
+    root = tmp_path_factory.mktemp("check-store")
+    faults = fault_store(root / "faults.zarr")
+    clean_store(root / "clean.zarr")
+    return root / "faults.zarr", root / "clean.zarr", faults
+
+
+def _found(result: Result) -> dict[str, set[str]]:
+    return {rec["case"]: set(rec["requirements"]) for rec in result.records}
+
+
+def _case(fault: Fault) -> str:
+    return f"{fault.array}/{fault.key}" + (f"#{','.join(map(str, fault.inner))}" if fault.inner else "")
+
+
+def _assert_exactly_the_faults(result: Result, faults: list[Fault]) -> None:
+    found = _found(result)
+    for fault in faults:
+        assert _case(fault) in found, f"{fault.name}: nothing reported at {_case(fault)}"
+        assert fault.requirement in found[_case(fault)], f"{fault.name}: {_case(fault)} reported {found[_case(fault)]}"
+    stray = set(found) - {_case(f) for f in faults}
+    assert not stray, f"reported where no fault was injected: {stray}"
+    # Missing chunks are the fill value, not findings: one in color, one in gray, one inner chunk.
+    assert result.totals()["fill"] == 3
+
+
+@pytest.mark.parametrize("mode", ["header", "decode"])
+def test_every_fault_is_found_under_its_key_and_requirement(stores: tuple[Path, Path, list[Fault]], mode: str) -> None:
+    faulty, _clean, faults = stores
+    result = check(str(faulty), options=Options(decode=mode == "decode"), scheduler="sync")
+    _assert_exactly_the_faults(result, faults)
+    assert not result.conforms()
+    by_case = {rec["case"]: rec for rec in result.records}
+    boundary = by_case["/color/c/1/5/0"]
+    assert boundary["boundary"] and "boundary chunk" in boundary["message"]
+    assert "exactly one 16-row MCU" in by_case["/color/c/0/2/0"]["message"]
+    assert "less than one 16-row MCU" in by_case["/color/c/0/3/0"]["message"]
+
+
+@pytest.mark.parametrize("mode", ["header", "decode"])
+def test_a_clean_store_has_no_finding(stores: tuple[Path, Path, list[Fault]], mode: str) -> None:
+    _faulty, clean, _faults = stores
+    result = check(str(clean), options=Options(decode=mode == "decode", reference="pillow" if mode == "decode" else None),
+                   scheduler="sync")
+    assert result.records == []
+    assert result.conforms(strict=True)
+    assert result.totals()["pass"] == 37 and result.totals()["fill"] == 0
+
+
+@pytest.mark.parametrize("store", FIXTURE_STORES, ids=[p.stem for p in FIXTURE_STORES])
+def test_every_fixture_store_conforms(store: Path) -> None:
+    for options in (Options(), Options(decode=True)):
+        result = check(str(store), options=options, scheduler="sync")
+        assert result.records == [], [r["message"] for r in result.records]
+        assert result.conforms() and result.totals()["pass"] >= 1
+
+
+def test_http_zip_and_every_engine_report_the_same(stores: tuple[Path, Path, list[Fault]], tmp_path: Path) -> None:
+    faulty, _clean, faults = stores
+    archive = tmp_path / "faults.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in sorted(faulty.rglob("*")):
+            if path.is_file():
+                z.write(path, path.relative_to(faulty).as_posix())
+    with serve(faulty.parent) as base:
+        _assert_exactly_the_faults(check(f"{base}/{faulty.name}", scheduler="threads"), faults)
+        # An array given directly, rather than the group above it.
+        assert check(f"{base}/{faulty.name}/rgb", scheduler="threads").totals()["fail"] == 1
+    _assert_exactly_the_faults(check(str(archive), scheduler="threads", batch=4), faults)
+    _assert_exactly_the_faults(check(str(faulty), scheduler="processes", workers=2), faults)
+
+
+def test_a_server_without_range_requests_still_gives_every_finding(stores: tuple[Path, Path, list[Fault]]) -> None:
+    faulty, _clean, faults = stores
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    import threading
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(faulty.parent)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        _assert_exactly_the_faults(check(f"http://127.0.0.1:{server.server_address[1]}/{faulty.name}", scheduler="sync"), faults)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_dask_cluster_reports_the_same(stores: tuple[Path, Path, list[Fault]]) -> None:
+    pytest.importorskip("distributed")
+    faulty, _clean, faults = stores
+    result = check(str(faulty), scheduler="cluster", workers=1, batch=8)
+    assert "dask cluster" in result.engine
+    _assert_exactly_the_faults(result, faults)
+
+
+# ------------------------------------------------------------------ bad input: exit 2
+
+
+def _jpeg(**cfg: Any) -> dict[str, Any]:
+    return {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale", **cfg}}
+
+
+def test_bad_input_is_a_clear_error_with_exit_code_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases: dict[str, tuple[str, str]] = {}
+    cases["unreachable"] = ("http://127.0.0.1:9/store.zarr", "cannot read zarr.json")
+    cases["missing"] = (str(tmp_path / "nothing.zarr"), "no such folder")
+    no_jpeg = tmp_path / "no-jpeg.zarr"
+    write_array(no_jpeg, (4, 4), (4, 4), [{"name": "bytes", "configuration": {"endian": "little"}}], {})
+    cases["no jpeg"] = (str(no_jpeg), "no array here uses the jpeg codec")
+    corrupt = tmp_path / "corrupt.zarr"
+    corrupt.mkdir()
+    (corrupt / "zarr.json").write_text('{"zarr_format": 3, "node_type": "array", "shape": [4,')
+    cases["corrupt"] = (str(corrupt), "zarr.json is not valid JSON")
+    v2 = tmp_path / "v2.zarr"
+    v2.mkdir()
+    (v2 / ".zarray").write_text("{}")
+    cases["zarr v2"] = (str(v2), "a Zarr v2 node")
+    not_v3 = tmp_path / "not-v3.zarr"
+    not_v3.mkdir()
+    (not_v3 / "zarr.json").write_text(json.dumps({"zarr_format": 2}))
+    cases["zarr_format 2"] = (str(not_v3), "zarr_format 2")
+    for name, (url, message) in cases.items():
+        assert main([url, "-q"]) == 2, name
+        err = capsys.readouterr().err
+        assert message in err and url.split("/")[-1] in err, (name, err)
+    assert main([str(no_jpeg), "--reference", "pillow"]) == 2  # --reference without --decode
+    assert "give --decode too" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ metadata
+
+
+def _meta(codecs: list[dict[str, Any]], shape: list[int], chunks: list[int]) -> dict[str, Any]:
+    return {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": codecs}
+
+
+@pytest.mark.parametrize(("codecs", "shape", "requirement", "outcome"), [
+    ([_jpeg(quality=0)], [32, 32], "JPEG-Q-01", "fail"),
+    ([_jpeg(subsampling=[[2, 2]])], [32, 32], "JPEG-SUB-07", "fail"),
+    ([_jpeg(encoded_color_space="ycbcr")], [32, 32, 3], "JPEG-SUB-04", "fail"),
+    ([_jpeg(extra=1)], [32, 32], "JPEG-X-01", "warn"),
+    ([_jpeg(quality=90.0)], [32, 32], "JPEG-X-02", "warn"),
+    ([_jpeg(subsampling=[[1, 1]])], [32, 32], "JPEG-SUB-06", "warn"),
+    ([_jpeg()], [32, 32, 2], "JPEG-SHP-05", "fail"),
+    ([_jpeg()], [32, 32, 3], "JPEG-ECS-02", "fail"),
+    ([_jpeg()], [30, 32], "JPEG-MCU-02", "warn"),
+    ([{"name": "crc32c"}, _jpeg()], [32, 32], "JPEG-GEN-01", "fail"),
+])
+def test_metadata_findings_cite_their_requirement(codecs: list[dict[str, Any]], shape: list[int], requirement: str,
+                                                  outcome: str) -> None:
+    _plan, findings = analyse(Node("a", _meta(codecs, shape, shape)))
+    assert [(f.requirement, f.outcome) for f in findings] == [(requirement, outcome)], findings
+    # The legal variant: the same array with the configuration the spec wants.
+    legal = [_jpeg(encoded_color_space="ycbcr", subsampling=[[2, 2], [1, 1], [1, 1]])] if len(shape) == 3 else [_jpeg()]
+    _plan, none = analyse(Node("a", _meta(legal, [32, 32, 3] if len(shape) == 3 else [32, 32],
+                                          [32, 32, 3] if len(shape) == 3 else [32, 32])))
+    assert none == []
+
+
+def test_an_unknown_codec_is_an_error_not_a_guess() -> None:
+    plan, findings = analyse(Node("a", _meta([{"name": "no-such-codec"}, _jpeg()], [32, 32], [32, 32])))
+    assert plan is None and findings[0].outcome == "error" and "not known to zarr" in findings[0].observed
+
+
+def test_bytes_codecs_after_jpeg_are_unwrapped(tmp_path: Path) -> None:
+    import zarr
+    from zarr.codecs import Crc32cCodec
+
+    from zarr_jpeg_conformance.zarrcodecs.jpeg import JpegCodec
+
+    array = zarr.create_array(str(tmp_path / "crc.zarr"), shape=(64, 64), chunks=(32, 32), dtype="uint8",
+                              serializer=JpegCodec(encoded_color_space="grayscale", quality=90), compressors=[Crc32cCodec()])
+    array[...] = np.arange(64 * 64, dtype=np.uint8).reshape(64, 64)
+    result = check(str(tmp_path / "crc.zarr"), scheduler="sync")
+    assert result.records == [] and result.totals()["pass"] == 4
+    # The wrong variant: a JPEG of the wrong size inside a valid checksum.
+    key = tmp_path / "crc.zarr" / "c" / "0" / "0"
+    stream = JpegCodec(encoded_color_space="grayscale", quality=90)
+    import google_crc32c
+
+    from zarr_jpeg_conformance.backends import load_backend
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    data = load_backend(stream.backend).encode(parse_codec(stream.to_dict()), np.zeros((16, 32, 1), np.uint8))
+    key.write_bytes(data + google_crc32c.value(data).to_bytes(4, "little"))
+    found = check(str(tmp_path / "crc.zarr"), scheduler="sync").records
+    assert [(r["key"], r["requirements"]) for r in found] == [("c/0/0", ["JPEG-DIM-01"])]
+
+
+# ------------------------------------------------------------------ tasks, outputs
+
+
+def test_a_batch_never_raises(stores: tuple[Path, Path, list[Fault]], tmp_path: Path) -> None:
+    faulty, _clean, _faults = stores
+    copy = tmp_path / "copy.zarr"
+    shutil.copytree(faulty / "gray", copy)
+    plan, _ = analyse(Node("", json.loads((copy / "zarr.json").read_text())))
+    assert plan is not None
+    shutil.rmtree(copy)
+    out = check_batch(StoreSpec(str(copy)), plan, 0, plan.grid_count, Options(store="gone"))
+    assert out["counts"] == {"error": 4} and out["records"][0]["outcome"] == "error"
+    assert "no such folder" in out["records"][0]["message"]
+
+
+def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path, list[Fault]], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    faulty, clean, faults = stores
+    assert main([str(faulty), "--out", str(tmp_path / "out"), "-q"]) == 1
+    stdout = capsys.readouterr().out
+    assert "DOES NOT CONFORM" in stdout and "JPEG-DIM-01" in stdout
+    lines = [json.loads(line) for line in (tmp_path / "out" / "findings.jsonl").read_text().splitlines()]
+    assert {r["case"] for r in lines} == {_case(f) for f in faults}
+    assert all(r["implementation"] == "check-store" and r["outcome"] in ("fail", "warn") for r in lines)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["conforms"] is False and report["totals"]["fill"] == 3
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "does not conform" in html and "/color/c/0/0/0" in html and "<script" not in html
+    assert main([str(clean), "-q"]) == 0
+    assert "CONFORMS" in capsys.readouterr().out
+
+
+def test_records_read_as_results_lines(stores: tuple[Path, Path, list[Fault]]) -> None:
+    from zarr_jpeg_conformance.report.model import CaseResult
+
+    faulty, _clean, _faults = stores
+    rec = next(r for r in check(str(faulty), scheduler="sync").records if r["case"] == "/color/c/1/3/0")
+    case = CaseResult(rec["implementation"], rec["case"], rec["outcome"], rec["level"], tuple(rec["requirements"]),
+                      rec["message"], rec["metrics"])
+    assert case.attributions() == {"JPEG-GEN-01": "fail", "JPEG-ENC-04": "fail"}
+
+
+def test_progress_shows_rate_and_eta() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream, every=0.0)
+    progress.total = 100
+    progress.update({"positions": 40, "records": [{"outcome": "fail"}]}, None)  # type: ignore[arg-type]
+    progress.update({"positions": 60, "records": []}, None)  # type: ignore[arg-type]
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("[####") and "100/100 chunks" in lines[-1] and "chunks/s" in lines[-1]
+    assert "ETA" in lines[0] and "1 nonconforming" in lines[-1]
+
+
+# ------------------------------------------------------------------ the page, in a browser
+
+
+def _big_report() -> dict[str, Any]:
+    """The report of a 20 000-chunk store (two arrays of 100x100 chunks) with a few faults, built without a store."""
+    codec = {"name": "jpeg", "configuration": {"quality": 85, "encoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}}
+    result = Result("big.zarr", "big.zarr", "local", Options(store="big.zarr"), engine="dask threads scheduler, 2 threads",
+                    started="2026-01-01T00:00:00+00:00", seconds=4.0)
+    rng = np.random.default_rng(0)
+    for name, shape, chunks, codecs in (("gray", [25600, 25600], [256, 256], [_jpeg(quality=85)]),
+                                        ("color", [25600, 25600, 3], [256, 256, 3], [codec])):
+        plan, _ = analyse(Node(name, _meta(codecs, shape, chunks)))
+        assert plan is not None
+        array = ArrayResult(Node(name, {}), plan, None, map=ChunkMap(plan.grid))
+        status = np.full(plan.grid_count, 2, dtype=np.uint8)
+        status[rng.choice(plan.grid_count, 40, replace=False)] = 1
+        bad = rng.choice(plan.grid_count, 6, replace=False)
+        status[bad] = 4
+        array.map.add(0, status.tobytes())  # type: ignore[union-attr]
+        array.counts.update({"pass": int((status == 2).sum()), "fill": 40, "fail": 6})
+        array.positions = plan.grid_count
+        array.requirements["JPEG-DIM-01"] = 6
+        for i in bad:
+            key = plan.key(plan.coords(int(i)))
+            from zarr_jpeg_conformance.check_store.records import finding
+
+            result.records.append(record("big.zarr", f"/{name}", key, [finding("JPEG-DIM-01", "frame is 255x256 (HxW), "
+                                         "the chunk's image is 256x256: 1 row short (less than one 16-row MCU).")]))
+        result.arrays.append(array)
+    return to_json(result)
+
+
+def test_the_report_page_renders_in_headless_chromium(tmp_path: Path) -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium): the page is not checked in a browser")
+    image = pytest.importorskip("PIL.Image")
+    page = tmp_path / "report.html"
+    page.write_text(render(_big_report()), encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
+                    "--hide-scrollbars", "--window-size=1360,1500", f"--screenshot={shot}", page.as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    pixels = np.asarray(image.open(shot).convert("RGB"))
+    assert pixels.shape[:2] == (1500, 1360)
+
+    def count(rgb: str) -> int:
+        want = np.array([int(rgb[i:i + 2], 16) for i in (1, 3, 5)], dtype=np.uint8)
+        return int((pixels == want).all(axis=-1).sum())
+
+    # The two 100x100 chunk maps drew side by side: conforming cells fill most of 2 x 500 x 500
+    # pixels, the six failing chunks of each array show in red, and the verdict badge is there.
+    assert count("#6cc283") > 400_000
+    assert count("#d83b3b") >= 2 * 6 * 25
+    assert count("#fadcdc") > 500  # the 'does not conform' badge and the failing counts
