@@ -58,7 +58,7 @@ class CodecUnderTest(ArrayBytesCodec):
     is_fixed_size: ClassVar[bool] = False  # type: ignore[misc]
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:  # type: ignore[override]
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         session = _current()
         if dict(data) != dict(session.codec):
             raise ValueError(f"the store's jpeg codec object {dict(data)} is not the one under test {dict(session.codec)}")
