@@ -95,3 +95,45 @@ TablesOfQualityMinusOne = _legal("tables of quality q-1")
 ChromaTableOnGAndB = _legal("chroma table on G and B")
 MozjpegAnnexK = _legal("mozjpeg trellis, Annex K tables")
 MozjpegImageMagick = _legal("mozjpeg trellis, ImageMagick tables")
+
+
+class _FloorPinned(ImagecodecsAdapter):
+    """Writes the fidelity cases' images at whatever quality lands next to their floor (judging.tolerances.PSNR_FLOORS).
+
+    How quality maps to tables is the encoder's choice (JPEG-Q-03), so an encoder that maps
+    each quality to a lower one is legal as long as it keeps to the floors: ``AtTheFloors``
+    picks the lowest quality whose round trip still meets the floor, ``BelowTheFloors``
+    (tests/wrong_adapters.py) the highest one that misses it. A floor moved by more than
+    one quality step either way turns one of them red. Other chunks are written as asked.
+    """
+
+    above = True
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        from zarr_jpeg_conformance.corpus.images import make_image, psnr
+        from zarr_jpeg_conformance.corpus.modes import MODES
+        from zarr_jpeg_conformance.judging.tolerances import PSNR_FLOORS
+
+        assert isinstance(parsed, JpegConfig)
+        for (mode_id, kind, quality), floor in PSNR_FLOORS.items():
+            mode = next(m for m in MODES if m.id == mode_id)
+            if quality != parsed.quality or mode.codec(quality)["configuration"] != _configuration(parsed):
+                continue
+            image = make_image(kind, 64, 96, channels=mode.channels)
+            if image.shape != chunk.shape or not np.array_equal(image, chunk):
+                continue
+            for q in (range(1, quality + 1) if self.above else range(quality, 0, -1)):
+                config = JpegConfig(q, parsed.encoded_color_space, parsed.decoded_color_space, parsed.subsampling)
+                data = super().encode(config, chunk)
+                meets = psnr(chunk, super().decode(config, data, chunk.shape)) >= floor
+                if meets == self.above:
+                    return data
+        return super().encode(parsed, chunk)
+
+
+def _configuration(config: JpegConfig) -> dict[str, Any]:
+    return config.to_codec()["configuration"]
+
+
+class AtTheFloors(_FloorPinned):
+    name = "legal-at-the-floors"

@@ -74,6 +74,7 @@ LEGAL = [
     Legal("RefusesRgbAtEncode", "test_bitstream.py", "rgb"),
     Legal("StrictParseCopy", "test_parse.py", "structure or quality"),
     Legal("StrictParseCopy", "test_chunks.py", "shape"),
+    Legal("AtTheFloors", "test_roundtrip.py", "fidelity"),
     # Fidelity floors and the quality sweep let every legal encoder measured pass (judging/tolerances.py).
     *(Legal(encoder, suite, "fidelity or quality_sweep" if suite == "test_roundtrip.py" else "q90")
       for encoder in ("FastIntegerDct", "TablesOfQualityMinusOne", "ChromaTableOnGAndB", "MozjpegAnnexK", "MozjpegImageMagick")
@@ -135,3 +136,10 @@ def test_correct_adapter_passes_the_same_cases(pytester: pytest.Pytester, fault:
     records = _run(pytester, "imagecodecs", fault.suite, fault.select)
     bad = [(r["case"], r["outcome"], r["message"][:200]) for r in records if r["outcome"] in ("fail", "warn", "error")]
     assert records and not bad, bad
+
+
+def test_every_fidelity_floor_is_pinned_from_below(pytester: pytest.Pytester) -> None:
+    """An encoder one quality step under each floor fails every fidelity case (AtTheFloors, a step over, passes them)."""
+    records = _run(pytester, "wrong_adapters:BelowTheFloors", "test_roundtrip.py", "fidelity")
+    missed = [(r["case"], r["outcome"]) for r in records if not (r["outcome"] == "fail" and "below the floor" in r["message"])]
+    assert len(records) > 60 and not missed, missed

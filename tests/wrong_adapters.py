@@ -332,3 +332,18 @@ class DecodesZeros(ImagecodecsAdapter):
     def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
         out = super().decode(parsed, data, chunk_shape)
         return np.zeros_like(out) if out.ndim == 3 and out.shape[2] == 3 else out
+
+
+class BelowTheFloors(ImagecodecsAdapter):
+    """The highest quality whose round trip misses each fidelity case's floor (see legal_adapters.AtTheFloors)."""
+
+    name = "wrong-below-the-floors"
+
+    def __init__(self) -> None:
+        import legal_adapters
+
+        super().__init__()
+        self._pinned = type("Below", (legal_adapters._FloorPinned,), {"above": False})()
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        return self._pinned.encode(parsed, chunk)
