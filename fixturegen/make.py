@@ -152,7 +152,10 @@ def build_stores(root: Path) -> None:
 
 
 def generate(root: Path, force: bool, stores: bool = True) -> int:
-    """The write command: every case under ``root`` (fixtures/), then the stores, then the manifest."""
+    """The write command: the stores, then every case under ``root`` (fixtures/), then the manifest.
+
+    Stores come first: the neuroglancer stream cases are the chunks the stores hold.
+    """
     recipes = all_recipes()
     targets = {p for r in recipes for p in (*r.paths(root), r.second_path(root))} | {root.joinpath(*MANIFEST)}
     existing = sorted(p for p in targets if p.exists())
@@ -165,13 +168,13 @@ def generate(root: Path, force: bool, stores: bool = True) -> int:
             for stale in (root / "streams" / category).glob("*") if (root / "streams" / category).is_dir() else []:
                 if stale not in targets:
                     stale.unlink()
+    if stores:
+        build_stores(root.parent)
     builder = Builder(root, committed=False, categories={r.id: r.category for r in recipes})
     for recipe in recipes:
         made = make(recipe, builder)
         builder.built[recipe.id] = made.data
         write(made, root)
-    if stores:
-        build_stores(root.parent)
     write_manifest(root, versions())
     files = corpus_files(root)
     size = sum((root / p).stat().st_size for p in files)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import __version__
 from .encoders import cjpeg_version, imagecodecs_version, pillow_version
+from .independent import go_version
 
 #: Path of the manifest under fixtures/.
 MANIFEST = ("streams", "manifest.json")
@@ -25,6 +26,8 @@ def versions() -> dict[str, str]:
         "imagecodecs": imagecodecs_version(),
         "Pillow": pillow_version(),
         "cjpeg": cjpeg_version(),
+        # The independent decoder of fixturegen.independent: its version is in every sidecar.
+        "go": go_version() or "not built",
     }
 
 
