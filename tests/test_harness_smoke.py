@@ -49,18 +49,21 @@ def _valid(message: dict[str, Any], definition: str) -> dict[str, Any]:
     return message
 
 
-def _limits() -> None:
-    # As the client starts a harness: a runtime that cannot start under its memory limit fails here.
-    resource.setrlimit(resource.RLIMIT_AS, (DEFAULT_MEMORY_LIMIT, DEFAULT_MEMORY_LIMIT))
-
-
 class Session:
-    """One harness process, spoken to message by message; a read that takes too long kills it."""
+    """One harness process, spoken to message by message; a read that takes too long kills it.
 
-    def __init__(self, argv: list[str], stderr: BinaryIO) -> None:
+    Started as the client starts it: under the client's memory limit, unless the harness's
+    row says it cannot run under one (a browser), in which case the client sets none either.
+    """
+
+    def __init__(self, argv: list[str], stderr: BinaryIO, memory: int | None = DEFAULT_MEMORY_LIMIT) -> None:
+        def limits() -> None:
+            if memory:
+                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
         self.stderr = stderr
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-                                     preexec_fn=_limits)
+                                     preexec_fn=limits)
         assert self.proc.stdin and self.proc.stdout
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         self.seq = 0
@@ -122,12 +125,18 @@ def harness(request: pytest.FixtureRequest) -> Iterator[tuple[Harness, Session]]
     except Unavailable as exc:
         pytest.skip(str(exc))
     with tempfile.TemporaryFile() as stderr:
-        session = Session(argv, stderr)
+        session = Session(argv, stderr, None if row.unlimited_address_space else DEFAULT_MEMORY_LIMIT)
         try:
             yield row, session
         finally:
             session.proc.kill()
             session.proc.wait()
+
+
+# Big enough that every encoder's stream is smaller than the samples: cornerstone's WASM encoder
+# overruns its heap on a stream longer than the raw chunk (a library defect the matrix reports on
+# the small chunks); this test is about the protocol, not that defect.
+_SMOKE_IMAGE = make_image("natural", 64, 96, channels=1)[..., 0]
 
 
 def test_a_session_follows_the_protocol(harness: tuple[Harness, Session]) -> None:
@@ -153,7 +162,7 @@ def test_a_session_follows_the_protocol(harness: tuple[Harness, Session]) -> Non
         samples = np.frombuffer(base64.b64decode(chunk["data"]), np.uint8).reshape(case.chunk_shape)
         assert psnr(case.expected(), samples) > 30, "the decode is nowhere near the reference: samples mixed up?"
     if "encode" in hello["roles"]:
-        image = make_image("natural", 16, 24, channels=1)[..., 0]
+        image = _SMOKE_IMAGE
         wire = {"shape": list(image.shape), "dtype": "uint8", "data": base64.b64encode(image.tobytes()).decode()}
         reply = _valid(session.call("encode", handle=handle["handle"], chunk=wire), "encode-reply")
         assert reply["status"] == "ok", reply
@@ -197,7 +206,7 @@ def test_binary_framing_where_the_harness_chooses_it(harness: tuple[Harness, Ses
         samples = np.frombuffer(session.payload(reply), np.uint8).reshape(case.chunk_shape)
         assert psnr(case.expected(), samples) > 30, "the decode is nowhere near the reference: samples mixed up?"
     if "encode" in hello["roles"]:
-        image = make_image("natural", 16, 24, channels=1)[..., 0]
+        image = _SMOKE_IMAGE
         reply = session.call("encode", payload=image.tobytes(), handle=handle["handle"],
                              chunk={"shape": list(image.shape), "dtype": "uint8"})
         assert reply["status"] == "ok" and "data" not in reply, reply
