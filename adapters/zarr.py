@@ -106,7 +106,14 @@ class ZarrAdapter:
         entries: dict[str, Any] = {}
         store = MemoryStore(entries)
         with self._zarr_config(), _unwrapped():
-            self._create(store, codec, tuple(chunk.shape), chunk.dtype)
+            try:
+                self._create(store, codec, tuple(chunk.shape), chunk.dtype)
+            except ValueError as exc:
+                if chunk.size:
+                    raise
+                # zarr >= 3.2 refuses a chunk shape with a 0 in it when the array is created.
+                raise ValueError(f"zarr: an array of shape {chunk.shape} has no elements, and zarr refuses "
+                                 f"its chunk shape: {exc}") from exc
             # Reopen from zarr.json, so the codec that writes is the one zarr's registry parses.
             array = zarr.open_array(store, mode="r+", zarr_format=3)
             array[...] = chunk
