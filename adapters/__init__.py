@@ -27,6 +27,13 @@ BUILTINS: dict[str, str] = {
     "zarr": "zarr_jpeg_conformance.adapters.zarr:ZarrAdapter",
 }
 
+#: Other packages' Zarr codecs for JPEG chunks, configured from the spec's codec object as a
+#: user migrating data would (kind "library"): loaded by name and in the report's matrix, but
+#: not run by a plain ``pytest``, which tests this project's own implementations.
+OTHER_ZARR_CODECS: dict[str, str] = {
+    "imagecodecs_jpeg": "zarr_jpeg_conformance.adapters.imagecodecs_zarr:ImagecodecsZarrAdapter",
+}
+
 
 @runtime_checkable
 class Adapter(Protocol):
@@ -101,6 +108,8 @@ def load_adapter(spec: str) -> Adapter:
     ``module:attr`` may name an Adapter instance, or a class / callable returning one.
     Raises :class:`AdapterLoadError` with the reason when it cannot.
     """
+    if spec in OTHER_ZARR_CODECS:
+        return _instantiate(_resolve_target(OTHER_ZARR_CODECS[spec]), spec)
     if spec.startswith("exec:"):
         # An out-of-process harness speaking the JSON-lines protocol (schema/protocol).
         from .remote import ExecAdapter
@@ -117,7 +126,7 @@ def load_adapter(spec: str) -> Adapter:
             return _instantiate(loaded, spec)
     if ":" in spec:
         return _instantiate(_resolve_target(spec), spec)
-    known = sorted(set(BUILTINS) | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+    known = sorted(set(BUILTINS) | set(OTHER_ZARR_CODECS) | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
     raise AdapterLoadError(f"unknown adapter {spec!r}: use one of {', '.join(known)}, or 'module:attr'")
 
 
@@ -132,5 +141,5 @@ def available_builtins() -> dict[str, Adapter | AdapterLoadError]:
     return result
 
 
-__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "KINDS", "ROLES", "Adapter", "AdapterLoadError", "available_builtins", "kind_of",
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "KINDS", "OTHER_ZARR_CODECS", "ROLES", "Adapter", "AdapterLoadError", "available_builtins", "kind_of",
            "language_of", "load_adapter"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..adapters import BUILTINS
+from ..adapters import BUILTINS, OTHER_ZARR_CODECS
 from ..harnesses import HARNESSES
 
 Log = Callable[[str], None]
@@ -69,9 +69,9 @@ def probe(spec: str, timeout: float = 120.0) -> dict[str, Any]:
 
 
 def default_specs() -> list[str]:
-    """Every built-in adapter and shipped harness (those that cannot run are shown with the reason)."""
+    """Every built-in adapter, other Zarr JPEG codec and shipped harness (those that cannot run are shown with the reason)."""
     harnesses = [f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses {name}" for name in HARNESSES]
-    return [*BUILTINS, *harnesses]
+    return [*BUILTINS, *OTHER_ZARR_CODECS, *harnesses]
 
 
 def _targets(suites: Sequence[str]) -> list[str]:
