@@ -410,3 +410,20 @@ def test_reports_missing_chunks_to_zarr() -> None:
         np.asarray(strict[:16])  # no missing chunk there
         with pytest.raises(ChunkNotFoundError, match="c/1/1"):
             strict[...]
+
+
+def test_a_bad_inner_chunk_of_a_shard_is_named_by_its_position(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = open_store(resource("fixtures", "stores", "sharded.zarr"))
+    decode, calls = JpegCodec._decode_sync, [0]
+
+    def failing(self: JpegCodec, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise StreamError("JPEG-DEC-01", "a corrupt inner chunk")
+        return decode(self, chunk_bytes, chunk_spec)
+
+    monkeypatch.setattr(JpegCodec, "_decode_sync", failing)
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}), pytest.raises(StreamError) as exc:
+        zarr.open_array(MemoryStore(dict(entries)), mode="r")[...]
+    assert "while decoding the chunk at inner chunk (" in str(exc.value) and "of a shard" in str(exc.value)
+    assert len(str(exc.value)) < 300  # the shard's bytes are not in it

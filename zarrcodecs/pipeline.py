@@ -18,6 +18,11 @@ chunks at each read, from the configuration of the moment)::
 It applies to codec chains whose codecs all have the synchronous methods; anything else
 (``sharding_indexed``, whose partial decode reads inner chunks through this pipeline in
 turn; a codec without them) goes through zarr's default pipeline, which this class extends.
+
+It is for zarr 3.1 and 3.2. zarr 3.3 ships ``FusedCodecPipeline``, which does the same for
+codecs with synchronous methods (zarr's ``SupportsSyncCodec``) and measures faster on zarr
+3.4 in every row of ``tools.bench_zarr``; this class still works there (and names failing
+chunks, which zarr's pipelines do not), but has no speed advantage left.
 """
 
 from __future__ import annotations
@@ -238,11 +243,14 @@ def _naming_the_chunk(key: ByteGetter | ByteSetter, doing: str) -> Iterator[None
 
 
 def _chunk_location(key: object) -> str:
-    """``'arr/c/0/1' in memory://...`` for a store path; the byte getter's repr otherwise (inner chunks of a shard)."""
+    """``'arr/c/0/1' in memory://...`` for a store path; the position of an inner chunk of a shard."""
     path, store = getattr(key, "path", None), getattr(key, "store", None)
     if isinstance(path, str) and store is not None:
         return f"{path!r} in {store}"
-    return repr(key)
+    coords = getattr(key, "chunk_coords", None)  # zarr's byte getter of an inner chunk of a shard
+    if isinstance(coords, tuple):
+        return f"inner chunk {coords} of a shard"
+    return type(key).__name__  # not its repr: that may hold a whole shard
 
 
 def _all_equal(chunk: NDBuffer, fill: Any) -> bool:
