@@ -36,6 +36,9 @@ LIBRARIES: dict[str, str] = {
     "simplejpeg": "zarr_jpeg_conformance.adapters.simplejpeg:SimplejpegAdapter",
     "opencv": "zarr_jpeg_conformance.adapters.opencv:OpenCVAdapter",
     "pyvips": "zarr_jpeg_conformance.adapters.pyvips:PyvipsAdapter",
+    # Another package's Zarr codec for JPEG chunks, configured from the spec's codec object as
+    # a user migrating data would.
+    "imagecodecs_jpeg": "zarr_jpeg_conformance.adapters.imagecodecs_zarr:ImagecodecsZarrAdapter",
 }
 
 

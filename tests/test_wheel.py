@@ -21,16 +21,18 @@ def _run(*cmd: str | Path, cwd: Path, **kw: object) -> subprocess.CompletedProce
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with the wheel and an example adapter package installed.
 
-    It sees the system site-packages so that numpy and the backends need no download;
-    the project itself comes only from the wheel (checked below).
+    It sees the site-packages of the interpreter running the tests, whether that is a
+    venv's or the system's, so that numpy and the backends need no download; the project
+    itself comes only from the wheel (checked below).
     """
     tmp = tmp_path_factory.mktemp("wheel")
     built = _run(sys.executable, "-m", "build", "--wheel", "--outdir", tmp / "dist", ROOT, cwd=tmp)
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = (tmp / "dist").glob("*.whl")
     env_dir = tmp / "venv"
-    _run(sys.executable, "-m", "venv", "--system-site-packages", env_dir, cwd=tmp).check_returncode()
+    _run(sys.executable, "-m", "venv", env_dir, cwd=tmp).check_returncode()
     python = env_dir / "bin" / "python"
+    _see_our_site_packages(python)
     pkg = tmp / "example_pkg_src"
     (pkg / "example_pkg").mkdir(parents=True)
     (pkg / "pyproject.toml").write_text(
@@ -64,6 +66,19 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         done = _run(python, "-m", "pip", "install", "--no-deps", "-q", target, cwd=tmp)
         assert done.returncode == 0, done.stderr[-3000:]
     return python
+
+
+def _see_our_site_packages(python: Path) -> None:
+    """Append this interpreter's site-packages to the venv's path with a .pth file.
+
+    ``--system-site-packages`` would show the *base* interpreter's, which lack everything
+    installed in a venv running these tests. A .pth line only appends a directory: the .pth
+    files inside it (this checkout's editable install among them) are not run, so the
+    project is importable only from the wheel.
+    """
+    ours = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    purelib = _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=python.parent)
+    (Path(purelib.stdout.strip()) / "outer-site-packages.pth").write_text("".join(f"{p}\n" for p in ours))
 
 
 def test_wheel_imports_and_finds_its_data(venv: Path, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import json
 import threading
 import time
 import tomllib
+import warnings
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -203,10 +204,107 @@ def test_chunks_are_real_jpeg_streams() -> None:
 def test_codec_rejection_reaches_the_caller_unwrapped() -> None:
     """zarr 3.1 re-raises the codec's exception as is: the adapter's unwrapping is a safety net."""
     data = np.ones((16, 16), dtype=np.int16)  # not the fill value, so zarr does encode it
-    array, _ = _array(JpegCodec.from_dict(GRAY), data, (16, 16))
-    with pytest.raises(ChunkError) as exc:
+    with pytest.raises(ChunkError) as exc:  # zarr >= 3.2: when the array is created; 3.1: at the write
+        array, _ = _array(JpegCodec.from_dict(GRAY), data, (16, 16))
         array[...] = data
     assert exc.value.requirement == "JPEG-DT-01"
+
+
+# ----------------------------------------------------------------- early errors
+
+#: Arrays whose every chunk the spec rejects: (zarr.create_array arguments, requirement).
+DOOMED = {
+    "float32": ({"shape": (64, 64), "chunks": (32, 32), "dtype": "float32"}, GRAY, "JPEG-DT-01"),
+    "int16-3d": ({"shape": (64, 64, 3), "chunks": (32, 32, 3), "dtype": "int16"}, YCBCR_420, "JPEG-DT-01"),
+    "1d": ({"shape": (64,), "chunks": (32,)}, GRAY, "JPEG-SHP-01"),
+    "4d": ({"shape": (2, 64, 64, 3), "chunks": (1, 32, 32, 3)}, YCBCR_420, "JPEG-SHP-06"),
+    "2d-ycbcr": ({"shape": (64, 64), "chunks": (32, 32)}, YCBCR_420, "JPEG-CFG-02"),
+    # A transpose that leaves a 4D chunk 4D, and a reshape that makes a 3D chunk 1D: what
+    # reaches the codec is judged, not the array's own chunk.
+    "transposed-4d": ({"shape": (2, 3, 64, 64), "chunks": (1, 3, 32, 32), "filters": [("transpose", (0, 2, 3, 1))]},
+                      YCBCR_420, "JPEG-SHP-06"),
+    "reshaped-to-1d": ({"shape": (4, 32, 32), "chunks": (2, 32, 32), "filters": [("reshape", [-1])]}, GRAY, "JPEG-SHP-01"),
+}
+#: Arrays the codec must accept at creation: what reaches it is a valid chunk, whatever the array is.
+FINE = {
+    "transpose-chw": ({"shape": (3, 64, 64), "chunks": (3, 32, 32), "filters": [("transpose", (1, 2, 0))]}, YCBCR_420),
+    "reshape-zyxc": ({"shape": (2, 64, 64, 3), "chunks": (2, 32, 32, 3), "filters": [("reshape", [[0, 1], [2], [3]])]},
+                     YCBCR_420),
+    "reshape-zyx-gray": ({"shape": (4, 32, 32), "chunks": (2, 32, 32), "filters": [("reshape", [[0, 1], [2]])]}, GRAY),
+    "array-over-65535": ({"shape": (70000, 64), "chunks": (512, 64)}, GRAY),
+    "array-of-6-channels": ({"shape": (32, 32, 6), "chunks": (32, 32, 3)}, YCBCR_420),
+    "hw1": ({"shape": (64, 64, 1), "chunks": (32, 32, 1)}, GRAY),
+    # A float32 array cast to uint8 before jpeg: what validate() is handed (the array's own
+    # dtype) is not what reaches the codec, which is why the early check is not in validate().
+    "float32-cast-to-uint8": ({"shape": (64, 64), "chunks": (32, 32), "dtype": "float32", "filters": [("astype", "uint8")]},
+                              GRAY),
+}
+
+
+def _create(arguments: dict[str, Any], codec: dict[str, Any]) -> Any:
+    kwargs = dict(arguments)
+    filters = [_filter(name, arg, kwargs.get("dtype", "uint8")) for name, arg in kwargs.pop("filters", [])]
+    return zarr.create_array(MemoryStore(), serializer=JpegCodec.from_dict(codec), compressors=None, fill_value=0,
+                             filters=filters or None, **{"dtype": "uint8", **kwargs})
+
+
+def _filter(name: str, arg: Any, dtype: str) -> Any:
+    from zarr.codecs import TransposeCodec
+
+    if name == "transpose":
+        return TransposeCodec(order=arg)
+    if name == "reshape":
+        return ReshapeCodec(shape=arg)
+    with warnings.catch_warnings():  # numcodecs.zarr3 calls its codecs experimental
+        warnings.simplefilter("ignore")
+        from numcodecs.zarr3 import AsType
+
+        return AsType(encode_dtype=arg, decode_dtype=dtype)
+
+
+def _zarr_at_least(major: int, minor: int) -> bool:
+    return tuple(int(p) for p in zarr.__version__.split(".")[:2]) >= (major, minor)
+
+
+@pytest.mark.parametrize("name", sorted(DOOMED))
+def test_an_array_whose_every_chunk_is_rejected_fails_early(name: str) -> None:
+    """zarr >= 3.2 evolves the codec against what reaches it: the error comes when the array is created.
+    zarr 3.1 hands every codec the array's own spec, so there it comes at the first write."""
+    arguments, codec, requirement = DOOMED[name]
+    data = np.ones(arguments["shape"], dtype=arguments.get("dtype", "uint8"))
+    if _zarr_at_least(3, 2):
+        with pytest.raises(ChunkError) as exc:
+            _create(arguments, codec)
+    else:
+        array = _create(arguments, codec)
+        with pytest.raises(ChunkError) as exc:
+            array[...] = data
+    assert exc.value.requirement == requirement, str(exc.value)
+    assert f"[{requirement}]" in str(exc.value)
+
+
+@pytest.mark.parametrize("name", sorted(FINE))
+def test_an_array_whose_chunks_reach_the_codec_valid_is_created_and_round_trips(name: str) -> None:
+    arguments, codec = FINE[name]
+    array = _create(arguments, codec)
+    data = np.full(arguments["shape"], 77, dtype=arguments.get("dtype", "uint8"))
+    region = tuple(slice(0, min(n, 600)) for n in data.shape)  # a few chunks of the big array suffice
+    array[region] = data[region]
+    assert np.abs(array[region].astype(int) - 77).max() <= 2
+
+
+def test_the_early_check_is_the_evolve_hook_and_judges_its_spec() -> None:
+    """A wrong and a right variant of the spec zarr hands the codec, on any zarr version."""
+    from zarr_jpeg_conformance.zarrcodecs.jpeg import check_spec
+
+    config = parse_codec(YCBCR_420)
+    check_spec(config, np.dtype("uint8"), 3)  # (H, W, 3) uint8: fine
+    for dtype, ndim, requirement in [("float32", 3, "JPEG-DT-01"), ("uint8", 1, "JPEG-SHP-01"),
+                                     ("uint8", 5, "JPEG-SHP-06"), ("uint8", 2, "JPEG-CFG-02")]:
+        with pytest.raises(ChunkError) as exc:
+            check_spec(config, np.dtype(dtype), ndim)
+        assert exc.value.requirement == requirement
+    check_spec(parse_codec(GRAY), np.dtype("uint8"), 2)  # (H, W) grayscale: fine
 
 
 def test_bad_stream_is_a_stream_error() -> None:
@@ -359,3 +457,26 @@ def test_codecs_support_zarr_sync_protocol() -> None:
         pytest.skip(f"zarr {zarr.__version__} defines no SupportsSyncCodec protocol")
     assert isinstance(JpegCodec.from_dict(GRAY), protocol)
     assert isinstance(ReshapeCodec(shape=[-1]), protocol)
+
+
+def test_the_default_backend_is_strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unasked, the codec never runs on a backend that returns corrupt entropy data as pixels."""
+    from zarr_jpeg_conformance.backends import load_backend
+    from zarr_jpeg_conformance.zarrcodecs import jpeg as codec_module
+
+    assert load_backend(default_backend()).strict
+
+    def without_turbojpeg(name: str) -> Any:
+        if name == "turbojpeg":
+            raise BackendUnavailable("not installed (as on a machine without libturbojpeg)")
+        return load_backend(name)
+
+    monkeypatch.setattr(codec_module, "backend_adapter", without_turbojpeg)
+    codec_module.default_backend.cache_clear()
+    try:
+        with pytest.raises(BackendUnavailable, match="no strict JPEG backend") as caught:
+            codec_module.default_backend()
+    finally:
+        codec_module.default_backend.cache_clear()
+    assert "imagecodecs: loads, but is not strict" in str(caught.value)
+    assert codec_module.BACKEND_CONFIG_KEY in str(caught.value), "the error says how to choose a non-strict backend"

@@ -345,3 +345,85 @@ def test_sharded_writes_go_through_zarrs_pipeline() -> None:
     with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}):
         array = zarr.open_array(MemoryStore(dict(entries)), mode="r")
         assert not array.async_array.codec_pipeline.encodes_synchronously
+
+
+def _named(entries: dict[str, Any]) -> tuple[Any, np.ndarray]:
+    """A 2 x 2-chunk grayscale array at 'scans/img', written through the default pipeline."""
+    data = np.random.default_rng(9).integers(0, 256, (32, 32), dtype=np.uint8)
+    array = zarr.create_array(MemoryStore(entries), name="scans/img", shape=data.shape, chunks=(16, 16), dtype="uint8",
+                              serializer=JpegCodec(quality=90, encoded_color_space="grayscale"), compressors=None)
+    array[...] = data
+    return array, data
+
+
+def _corrupt(entries: dict[str, Any], key: str) -> None:
+    entries[key] = entries[key].__class__.from_bytes(b"\xff\xd8 not a jpeg")
+
+
+def test_a_bad_chunk_is_named_by_array_and_key_when_read() -> None:
+    entries: dict[str, Any] = {}
+    _named(entries)
+    _corrupt(entries, "scans/img/c/1/0")
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}):
+        array = zarr.open_array(MemoryStore(entries), path="scans/img", mode="r")
+        np.asarray(array[:16])  # the chunks of row 0 are fine
+        with pytest.raises(StreamError) as exc:
+            array[...]
+    assert exc.value.requirement == "JPEG-DEC-01"
+    assert "'scans/img/c/1/0'" in str(exc.value) and "while decoding" in str(exc.value)
+
+
+def test_a_bad_chunk_is_named_when_a_write_reads_it_back_and_a_failed_encode_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries: dict[str, Any] = {}
+    _named(entries)
+    _corrupt(entries, "scans/img/c/0/1")
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}):
+        array = zarr.open_array(MemoryStore(entries), path="scans/img", mode="r+")
+        with pytest.raises(StreamError) as exc:
+            array[0:4, 16:20] = 1  # a part of c/0/1: zarr merges it into the stored chunk
+        assert "'scans/img/c/0/1'" in str(exc.value) and "to write into" in str(exc.value)
+
+        def failing(self: JpegCodec, chunk: Any, chunk_spec: Any) -> Any:
+            raise RuntimeError("encoder failure")
+
+        monkeypatch.setattr(JpegCodec, "_encode_sync", failing)
+        with pytest.raises(RuntimeError, match="encoder failure") as err:
+            array[16:32, 0:16] = 5
+    assert any("'scans/img/c/1/0'" in note and "encoding" in note for note in getattr(err.value, "__notes__", []))
+
+
+def test_reports_missing_chunks_to_zarr() -> None:
+    """zarr >= 3.3 asks the pipeline which chunks were missing (array.read_missing_chunks)."""
+    if zarr.config.get("array.read_missing_chunks", None) is None:
+        pytest.skip(f"zarr {zarr.__version__} has no array.read_missing_chunks")
+    from zarr.errors import ChunkNotFoundError
+
+    entries: dict[str, Any] = {}
+    _named(entries)
+    del entries["scans/img/c/1/1"]
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}):
+        array = zarr.open_array(MemoryStore(entries), path="scans/img", mode="r")
+        assert (array[16:, 16:] == 0).all()  # the fill value, by default
+        with zarr.config.set({"array.read_missing_chunks": False}):  # read when the array is opened
+            strict = zarr.open_array(MemoryStore(entries), path="scans/img", mode="r")
+        assert type(strict.async_array.codec_pipeline) is ThreadedCodecPipeline
+        np.asarray(strict[:16])  # no missing chunk there
+        with pytest.raises(ChunkNotFoundError, match="c/1/1"):
+            strict[...]
+
+
+def test_a_bad_inner_chunk_of_a_shard_is_named_by_its_position(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = open_store(resource("fixtures", "stores", "sharded.zarr"))
+    decode, calls = JpegCodec._decode_sync, [0]
+
+    def failing(self: JpegCodec, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise StreamError("JPEG-DEC-01", "a corrupt inner chunk")
+        return decode(self, chunk_bytes, chunk_spec)
+
+    monkeypatch.setattr(JpegCodec, "_decode_sync", failing)
+    with zarr.config.set({"codec_pipeline.path": PIPELINE_PATH}), pytest.raises(StreamError) as exc:
+        zarr.open_array(MemoryStore(dict(entries)), mode="r")[...]
+    assert "while decoding the chunk at inner chunk (" in str(exc.value) and "of a shard" in str(exc.value)
+    assert len(str(exc.value)) < 300  # the shard's bytes are not in it

@@ -20,6 +20,10 @@ measures, for one backend, the decode throughput of:
 * ``zarr 1 worker`` / ``zarr 2 workers`` / ``zarr, no decode``: the same through zarr's
   default pipeline, each in a child process, since that pipeline's parallelism is the
   size of zarr's executor, fixed once per process;
+* ``fused 1 worker`` / ``fused 2 workers`` / ``fused, no decode`` (zarr >= 3.3): the same
+  through zarr's opt-in ``FusedCodecPipeline``, which runs the codec chain of codecs with
+  synchronous methods (``SupportsSyncCodec``) on ``codec_pipeline.max_workers`` threads of its
+  own, read at each call, so it is measured in this process;
 * writes, for context (no target): ``adapter encode``, a loop of ``BackendAdapter.encode``
   over the chunks, against ``array[...] = data`` into a fresh array through each pipeline.
 
@@ -56,6 +60,8 @@ TARGET_SINGLE = 0.8
 TARGET_SCALING = 1.6
 #: zarr's default pipeline, one child process each: name -> threading.max_workers.
 DEFAULT_RUNS = {"zarr 1 worker": 1, "zarr 2 workers": 2, "zarr, no decode": 1, "zarr write 2 workers": 2}
+#: zarr's opt-in pipeline (zarr >= 3.3) that runs SupportsSyncCodec chains on threads of its own.
+FUSED_PATH = "zarr.core.codec_pipeline.FusedCodecPipeline"
 
 #: name -> (best wall seconds, CPU seconds of that call).
 Best = dict[str, tuple[float, float]]
@@ -122,18 +128,25 @@ def _no_decode() -> None:
     JpegCodec._decode_sync = ready_chunk  # type: ignore[method-assign]
 
 
-def _read(array: Any, workers: int) -> Callable[[], object]:
+def _workers(workers: int | None, fused: bool = False) -> dict[str, Any]:
+    """The setting that sizes a pipeline's threads (the fused pipeline has a key of its own)."""
+    if workers is None:
+        return {}
+    return {"codec_pipeline.max_workers" if fused else "threading.max_workers": workers}
+
+
+def _read(array: Any, workers: int, fused: bool = False) -> Callable[[], object]:
     import zarr
 
     def read() -> object:
-        with zarr.config.set({"threading.max_workers": workers}):
+        with zarr.config.set(_workers(workers, fused)):
             return array[...]
 
     return read
 
 
 def _write(data: np.ndarray, backend: str, workers: int | None = None,
-           entries: dict[str, Any] | None = None) -> Callable[[], Any]:
+           entries: dict[str, Any] | None = None, fused: bool = False) -> Callable[[], Any]:
     """A call that writes ``data`` into a fresh array (in ``entries``, else a new MemoryStore)."""
     import zarr
     from zarr.storage import MemoryStore
@@ -141,13 +154,29 @@ def _write(data: np.ndarray, backend: str, workers: int | None = None,
     from ..zarrcodecs.jpeg import JpegCodec
 
     def write() -> Any:
-        with zarr.config.set({} if workers is None else {"threading.max_workers": workers}):
+        settings = {**_workers(workers, fused), **({"codec_pipeline.path": FUSED_PATH} if fused else {})}
+        with zarr.config.set(settings):
             array = zarr.create_array(MemoryStore(entries), shape=data.shape, chunks=CHUNK, dtype="uint8",
                                       serializer=JpegCodec.with_backend(CODEC, backend), compressors=None, fill_value=0)
             array[...] = data
         return array
 
     return write
+
+
+def has_fused_pipeline() -> bool:
+    """Whether this zarr has FusedCodecPipeline (zarr >= 3.3)."""
+    import zarr.core.codec_pipeline
+
+    return hasattr(zarr.core.codec_pipeline, "FusedCodecPipeline")
+
+
+def _open_fused(entries: dict[str, Any]) -> Any:
+    import zarr
+    from zarr.storage import MemoryStore
+
+    with zarr.config.set({"codec_pipeline.path": FUSED_PATH}):
+        return zarr.open_array(MemoryStore(entries), mode="r")
 
 
 def _chunk_slices(grid: tuple[int, int]) -> list[tuple[slice, slice]]:
@@ -205,7 +234,8 @@ def measure(args: argparse.Namespace) -> tuple[Best, dict[str, Any]]:
             i, j = divmod(index, cols)
             out[i * CHUNK[0] : (i + 1) * CHUNK[0], j * CHUNK[1] : (j + 1) * CHUNK[1]] = library(stream)
 
-    best = _rounds({
+    fused = _open_fused(entries) if has_fused_pipeline() else None
+    reads: dict[str, Callable[[], object]] = {
         "library": lambda: [library(s) for s in streams],
         "library, assembled": assembled,
         "library, dropped": lambda: [library(s) is None for s in streams],
@@ -213,18 +243,28 @@ def measure(args: argparse.Namespace) -> tuple[Best, dict[str, Any]]:
         "adapter": lambda: [adapter.decode(config, s, CHUNK) for s in streams],
         "threaded 1 worker": _read(array, 1),
         "threaded 2 workers": _read(array, 2),
-    }, args.rounds)
+    }
+    if fused is not None:
+        reads |= {"fused 1 worker": _read(fused, 1, fused=True), "fused 2 workers": _read(fused, 2, fused=True)}
+    best = _rounds(reads, args.rounds)
     data = _source(args.grid)
     chunks = [np.ascontiguousarray(data[k]) for k in _chunk_slices(args.grid)]
-    best.update(_rounds({
+    writes: dict[str, Callable[[], object]] = {
         "adapter encode": lambda: [adapter.encode(config, c) for c in chunks],
         "threaded write 1 worker": _write(data, args.backend, 1),
         "threaded write 2 workers": _write(data, args.backend, 2),
-    }, max(1, args.rounds // 3)))
+    }
+    if fused is not None:
+        writes |= {"fused write 1 worker": _write(data, args.backend, 1, fused=True),
+                   "fused write 2 workers": _write(data, args.backend, 2, fused=True)}
+    best.update(_rounds(writes, max(1, args.rounds // 3)))
     for run in DEFAULT_RUNS:
         best[run] = _child(args, run)
     _no_decode()
-    best.update(_rounds({"threaded, no decode": _read(array, 1)}, args.rounds))
+    no_decode = {"threaded, no decode": _read(array, 1)}
+    if fused is not None:
+        no_decode["fused, no decode"] = _read(fused, 1, fused=True)
+    best.update(_rounds(no_decode, args.rounds))
     facts = {"chunks": len(streams), "mib": array.nbytes / 2**20, "jpeg_mib": sum(map(len, streams)) / 2**20,
              "versions": adapter.versions(), "zarr": zarr.__version__}
     return best, facts
@@ -252,11 +292,22 @@ def report(best: Best, facts: dict[str, Any], args: argparse.Namespace) -> None:
           f"/ library, dropped: {ratio('threaded 1 worker', 'library, dropped'):.2f}x")
     print(f"zarr default pipeline, 1 worker / library:  {ratio('zarr 1 worker', 'library'):.2f}x (another process)")
     print(f"zarr default pipeline, 2 workers / 1:       {ratio('zarr 2 workers', 'zarr 1 worker'):.2f}x")
+    if "fused 1 worker" in best:
+        print(f"zarr fused pipeline, 1 worker / library:    {ratio('fused 1 worker', 'library'):.2f}x (target >= {TARGET_SINGLE}x)")
+        print(f"zarr fused pipeline, 2 workers / 1:         {ratio('fused 2 workers', 'fused 1 worker'):.2f}x "
+              f"(target >= {TARGET_SCALING}x)")
+        print(f"threaded / fused, 1 worker: {ratio('threaded 1 worker', 'fused 1 worker'):.2f}x; "
+              f"2 workers: {ratio('threaded 2 workers', 'fused 2 workers'):.2f}x (above 1: threaded is faster)")
     print(f"threaded write 2 workers / 1:         {ratio('threaded write 2 workers', 'threaded write 1 worker'):.2f}x; "
           f"threaded write 1 worker / adapter encode: {ratio('threaded write 1 worker', 'adapter encode'):.2f}x; "
           f"zarr write 2 workers / adapter encode: {ratio('zarr write 2 workers', 'adapter encode'):.2f}x")
-    for name in ("threaded, no decode", "zarr, no decode"):
-        print(f"{name}: {1e6 * best[name][1] / chunks:.0f} us of CPU per chunk")
+    if "fused write 1 worker" in best:
+        print(f"fused write 2 workers / 1:            {ratio('fused write 2 workers', 'fused write 1 worker'):.2f}x; "
+              f"fused write 1 worker / adapter encode: {ratio('fused write 1 worker', 'adapter encode'):.2f}x; "
+              f"threaded / fused write, 2 workers: {ratio('threaded write 2 workers', 'fused write 2 workers'):.2f}x")
+    for name in ("threaded, no decode", "fused, no decode", "zarr, no decode"):
+        if name in best:
+            print(f"{name}: {1e6 * best[name][1] / chunks:.0f} us of CPU per chunk")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,6 +18,7 @@ custom-codec documentation use, so it works with zarr 3.1 and newer.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -45,8 +46,10 @@ __all__ = [
     "DEFAULT_QUALITY",
     "REGISTRY_KEY",
     "JpegCodec",
+    "check_spec",
     "default_backend",
     "register",
+    "zarr_threads_specs",
 ]
 
 #: Built-in adapters the codec can run on, in order of preference.
@@ -66,16 +69,27 @@ def backend_adapter(name: str) -> BackendAdapter:
 
 @cache
 def default_backend() -> str:
-    """The first backend of :data:`BACKENDS` that loads; BackendUnavailable if none does."""
+    """The first strict backend of :data:`BACKENDS` that loads; BackendUnavailable if none does.
+
+    Only a strict backend is chosen unasked: a non-strict one returns corrupt entropy-coded
+    data as pixels without an error, which a store of scientific data must not. Naming one
+    in zarr's config (:data:`BACKEND_CONFIG_KEY`) is the user's informed choice.
+    """
     reasons = []
     for name in BACKENDS:
         try:
-            backend_adapter(name)
+            backend = backend_adapter(name)
         except BackendUnavailable as exc:
             reasons.append(f"{name}: {exc}")
-        else:
+            continue
+        if backend.strict:
             return name
-    raise BackendUnavailable("no JPEG backend for the zarr jpeg codec loads:\n  " + "\n  ".join(reasons))
+        reasons.append(f"{name}: loads, but is not strict (corrupt entropy data decodes to pixels without an error)")
+    raise BackendUnavailable(
+        "no strict JPEG backend for the zarr jpeg codec loads (install libturbojpeg and PyTurboJPEG,"
+        f" or choose a non-strict backend with zarr.config.set({{{BACKEND_CONFIG_KEY!r}: NAME}})):\n  "
+        + "\n  ".join(reasons)
+    )
 
 
 def _configured_backend() -> str:
@@ -168,9 +182,21 @@ class JpegCodec(ArrayBytesCodec):
         # Variable-size output: zarr's contract is NotImplementedError, as for gzip or zstd.
         raise NotImplementedError("the size of a JPEG stream depends on the chunk's content")
 
-    # Chunk shape and dtype are not checked in validate(): zarr passes the *array's* shape
-    # and dtype, but the chunk that reaches this codec may have been transposed, reshaped
-    # or cast by array -> array codecs before it. They are checked on each chunk instead.
+    # Early errors. What reaches this codec is the chunk as the array -> array codecs before
+    # it (transpose, reshape, a cast) leave it, not the array's own chunk: validate() cannot
+    # check it, because zarr passes it the array's shape and dtype (zarr >= 3.2 passes the
+    # threaded ones once, then the array's own again). zarr >= 3.2 evolves each codec against
+    # the spec the codecs before it leave (its dtype and rank are exactly those of every chunk
+    # this codec will see); zarr 3.1 evolves every codec against the array's own spec, so there
+    # the checks wait for the first chunk. The spec's shape is the array's when zarr builds
+    # metadata and a chunk's when it builds the codec pipeline, and nothing tells the two apart,
+    # so the component count of 3D chunks and the 65535 limit, which depend on the chunk's own
+    # shape, stay per-chunk checks (below and in BackendAdapter), as do all checks on zarr 3.1.
+
+    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
+        if zarr_threads_specs():
+            check_spec(self.config, _native_dtype(array_spec), len(array_spec.shape))
+        return self
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         data = backend_adapter(self.backend).encode(self.config, chunk_array.as_numpy_array())
@@ -185,16 +211,40 @@ class JpegCodec(ArrayBytesCodec):
 
     # imagecodecs, Pillow and PyTurboJPEG release the GIL for all but the start and end of a
     # call, so in zarr's default pipeline each chunk runs in a worker thread, off zarr's
-    # event loop, and chunks code in parallel. pipeline.ThreadedCodecPipeline calls
-    # _decode_sync directly on its own threads instead. _encode_sync/_decode_sync also
-    # satisfy zarr's SupportsSyncCodec protocol, which the opt-in synchronous pipeline of
-    # later zarr releases calls (zarr-python #3885; not exercised here, as zarr >= 3.2
-    # needs Python 3.12).
+    # event loop, and chunks code in parallel. _encode_sync/_decode_sync are zarr's
+    # SupportsSyncCodec protocol (zarr >= 3.2): FusedCodecPipeline (zarr >= 3.3) and
+    # pipeline.ThreadedCodecPipeline call them directly on threads of their own.
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
 
     async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         return await asyncio.to_thread(self._decode_sync, chunk_bytes, chunk_spec)
+
+
+def check_spec(config: JpegConfig, dtype: np.dtype[Any], ndim: int) -> None:
+    """Reject a data type or rank that every chunk reaching the codec would have and the spec rejects."""
+    when = "every chunk the jpeg codec would code has"
+    if dtype != np.uint8:
+        raise ChunkError("JPEG-DT-01", f"{when} data type {dtype}: only uint8 is supported")
+    if ndim < 2:
+        raise ChunkError("JPEG-SHP-01", f"{when} {ndim} dimension(s): reshape to 2D first")
+    if ndim > 3:
+        raise ChunkError("JPEG-SHP-06", f"{when} {ndim} dimensions: transpose/reshape down to 2D or 3D")
+    if ndim == 2 and config.components != 1:
+        raise ChunkError(
+            "JPEG-CFG-02",
+            f"{when} 2 dimensions, so 1 component, but encoded_color_space {config.encoded_color_space!r} "
+            f"needs {config.components}: give the chunks a channel axis of 3",
+        )
+
+
+@cache
+def zarr_threads_specs() -> bool:
+    """Whether zarr evolves each codec against the spec the codecs before it leave (zarr >= 3.2)."""
+    import zarr
+
+    major, minor = (int(part) for part in re.findall(r"\d+", zarr.__version__)[:2])
+    return (major, minor) >= (3, 2)
 
 
 def _native_dtype(chunk_spec: ArraySpec) -> np.dtype[Any]:

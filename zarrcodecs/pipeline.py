@@ -18,14 +18,21 @@ chunks at each read, from the configuration of the moment)::
 It applies to codec chains whose codecs all have the synchronous methods; anything else
 (``sharding_indexed``, whose partial decode reads inner chunks through this pipeline in
 turn; a codec without them) goes through zarr's default pipeline, which this class extends.
+
+It is for zarr 3.1 and 3.2. zarr 3.3 ships ``FusedCodecPipeline``, which does the same for
+codecs with synchronous methods (zarr's ``SupportsSyncCodec``) and measures faster on zarr
+3.4 in every row of ``tools.bench_zarr``; this class still works there (and names failing
+chunks, which zarr's pipelines do not), but has no speed advantage left.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,6 +40,11 @@ import numpy as np
 from zarr.core.codec_pipeline import BatchedCodecPipeline, fill_value_or_default
 from zarr.core.config import config as zarr_config
 from zarr.registry import register_pipeline
+
+try:  # zarr >= 3.3 merges a written part into a chunk with a function its pipelines share ...
+    _MERGE: Any = importlib.import_module("zarr.core.chunk_utils")._merge_chunk_array
+except (ImportError, AttributeError):  # ... zarr 3.1 and 3.2 with a method of BatchedCodecPipeline
+    _MERGE = None
 
 if TYPE_CHECKING:
     from zarr.abc.store import ByteGetter, ByteSetter
@@ -80,14 +92,19 @@ class ThreadedCodecPipeline(BatchedCodecPipeline):
 
     # ------------------------------------------------------------------ reading
 
-    async def read(self, batch_info: Iterable[ReadItem], out: NDBuffer, drop_axes: tuple[int, ...] = ()) -> None:
+    async def read(self, batch_info: Iterable[ReadItem], out: NDBuffer, drop_axes: tuple[int, ...] = ()) -> Any:
+        """Read every chunk into ``out``; one ``{"status": "present" | "missing"}`` per chunk.
+
+        zarr >= 3.3 reads the statuses (``array.read_missing_chunks``); 3.1 returns and ignores None.
+        """
         if not self.decodes_synchronously:
-            await super().read(batch_info, out, drop_axes)
-            return
+            zarrs_read: Any = super().read  # returns None in zarr 3.1, the statuses later
+            return await zarrs_read(batch_info, out, drop_axes)
         windows = _windows(list(batch_info))
         if not windows:
-            return
+            return ()
         specs: dict[Any, Specs] = {}
+        statuses: list[dict[str, str]] = []
 
         def prefetch(window: list[ReadItem]) -> asyncio.Task[list[Buffer | None]]:
             return asyncio.get_running_loop().create_task(_fetch([(getter, spec) for getter, spec, *_ in window]))
@@ -99,24 +116,27 @@ class ThreadedCodecPipeline(BatchedCodecPipeline):
                 if index + 1 < len(windows):
                     fetching = prefetch(windows[index + 1])
 
-                def place(job: tuple[Buffer | None, ReadItem]) -> None:
-                    self._place(job, out, drop_axes, specs)
+                def place(job: tuple[Buffer | None, ReadItem]) -> dict[str, str]:
+                    return self._place(job, out, drop_axes, specs)
 
-                await _on_threads(place, list(zip(fetched, window, strict=True)))
+                statuses += await _on_threads(place, list(zip(fetched, window, strict=True)))
         finally:
             fetching.cancel()  # a no-op once done; stops a prefetch when a decode failed
+        return tuple(statuses)
 
     def _place(self, job: tuple[Buffer | None, ReadItem], out: NDBuffer, drop_axes: tuple[int, ...],
-               specs: dict[Any, Specs]) -> None:
+               specs: dict[Any, Specs]) -> dict[str, str]:
         """Decode one fetched chunk and copy its selected part into ``out``."""
-        chunk_bytes, (_, spec, chunk_selection, out_selection, _) = job
+        chunk_bytes, (getter, spec, chunk_selection, out_selection, _) = job
         if chunk_bytes is None:
             out[out_selection] = fill_value_or_default(spec)
-            return
-        part = self._decode_chunk(chunk_bytes, spec, specs)[chunk_selection]
+            return {"status": "missing"}
+        with _naming_the_chunk(getter, "decoding"):
+            part = self._decode_chunk(chunk_bytes, spec, specs)[chunk_selection]
         if drop_axes:
             part = part.squeeze(axis=drop_axes)
         out[out_selection] = part
+        return {"status": "present"}
 
     # ------------------------------------------------------------------ writing
 
@@ -140,12 +160,18 @@ class ThreadedCodecPipeline(BatchedCodecPipeline):
     def _merge_and_encode(self, job: tuple[Buffer | None, WriteItem], value: NDBuffer, drop_axes: tuple[int, ...],
                           specs: dict[Any, Specs]) -> Buffer | None:
         """The bytes to store for one chunk, or None to delete it (all fill value, as zarr decides)."""
-        existing_bytes, (_, spec, chunk_selection, out_selection, complete) = job
-        existing = None if existing_bytes is None else self._decode_chunk(existing_bytes, spec, specs)
-        chunk = self._merge_chunk_array(existing, value, out_selection, spec, chunk_selection, complete, drop_axes)
+        existing_bytes, (setter, spec, chunk_selection, out_selection, complete) = job
+        if existing_bytes is None:
+            existing = None
+        else:
+            with _naming_the_chunk(setter, "decoding, to write into,"):
+                existing = self._decode_chunk(existing_bytes, spec, specs)
+        merge = _MERGE or getattr(self, "_merge_chunk_array")  # noqa: B009 - absent from zarr >= 3.3
+        chunk = merge(existing, value, out_selection, spec, chunk_selection, complete, drop_axes)
         if not spec.config.write_empty_chunks and _all_equal(chunk, fill_value_or_default(spec)):
             return None
-        return self._encode_chunk(chunk, spec, specs)
+        with _naming_the_chunk(setter, "encoding"):
+            return self._encode_chunk(chunk, spec, specs)
 
     # ------------------------------------------------------------------ codec chain
 
@@ -191,6 +217,40 @@ class ThreadedCodecPipeline(BatchedCodecPipeline):
     def _resolve(self, spec: ArraySpec) -> Specs:
         aa, (_, ab), bb = self._codecs_with_resolved_metadata_batched([spec])
         return [s[0] for _, s in aa], ab[0], [s[0] for _, s in bb]
+
+
+@contextmanager
+def _naming_the_chunk(key: ByteGetter | ByteSetter, doing: str) -> Iterator[None]:
+    """Say which chunk of which array an error is about: a codec sees only bytes and a shape.
+
+    A rejection (core.errors.Rejection, a ValueError citing a requirement) is raised again as
+    the same class with the chunk in its message; any other exception gets it as a note.
+    """
+    try:
+        yield
+    except Exception as exc:
+        where = f"while {doing} the chunk at {_chunk_location(key)}"
+        requirement, reason = getattr(exc, "requirement", None), getattr(exc, "reason", None)
+        if isinstance(requirement, str) and isinstance(reason, str):
+            try:
+                named = type(exc)(requirement, f"{reason} ({where})")
+            except TypeError:  # a subclass with another constructor
+                named = None
+            if named is not None:
+                raise named from exc
+        exc.add_note(where)
+        raise
+
+
+def _chunk_location(key: object) -> str:
+    """``'arr/c/0/1' in memory://...`` for a store path; the position of an inner chunk of a shard."""
+    path, store = getattr(key, "path", None), getattr(key, "store", None)
+    if isinstance(path, str) and store is not None:
+        return f"{path!r} in {store}"
+    coords = getattr(key, "chunk_coords", None)  # zarr's byte getter of an inner chunk of a shard
+    if isinstance(coords, tuple):
+        return f"inner chunk {coords} of a shard"
+    return type(key).__name__  # not its repr: that may hold a whole shard
 
 
 def _all_equal(chunk: NDBuffer, fill: Any) -> bool:
