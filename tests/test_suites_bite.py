@@ -53,6 +53,9 @@ FAULTS = [
     Fault("ReadsMemoryOrder", "test_roundtrip.py", "memory_layout", "fail", "JPEG-ENC-02"),
     Fault("ReturnsBytes", "test_roundtrip.py", "shape_roundtrip and gray-16x48", "fail", "JPEG-DEC-03"),
     Fault("EncodeReturnsText", "test_roundtrip.py", "shape_roundtrip and gray-16x48", "fail", "JPEG-FMT-01"),
+    Fault("SwapsOneColumn", "test_chunks.py", "hx1-gray", "fail", "JPEG-DIM-01"),
+    Fault("SwapsOneColumn", "test_chunks.py", "hx1-ycbcr-422", "fail", "JPEG-DIM-01"),
+    Fault("FactorsWhenTiny", "test_chunks.py", "sub-mcu-422", "fail", "JPEG-SUB-02"),
     Fault("DecodesZeros", "test_roundtrip.py", "fidelity and ycbcr-444-natural-q90", "fail", "the decode is constant"),
 ]
 

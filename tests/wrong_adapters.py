@@ -347,3 +347,23 @@ class BelowTheFloors(ImagecodecsAdapter):
 
     def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
         return self._pinned.encode(parsed, chunk)
+
+
+class SwapsOneColumn(ImagecodecsAdapter):
+    """Writes a one-column chunk as a one-row frame and swaps it back when decoding.
+
+    Its own round trip is exact; only the frame it writes shows the swap.
+    """
+
+    name = "wrong-swaps-one-column"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if chunk.ndim in (2, 3) and chunk.shape[1] == 1 and chunk.dtype == np.uint8:
+            chunk = np.ascontiguousarray(np.swapaxes(chunk, 0, 1))
+        return super().encode(parsed, chunk)
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        if len(chunk_shape) in (2, 3) and chunk_shape[1] == 1:
+            swapped = (1, chunk_shape[0], *chunk_shape[2:])
+            return np.ascontiguousarray(np.swapaxes(super().decode(parsed, data, swapped), 0, 1))
+        return super().decode(parsed, data, chunk_shape)
