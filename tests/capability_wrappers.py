@@ -9,6 +9,7 @@ adapter refuses.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,10 @@ class _Wrapped:
 
     def versions(self) -> dict[str, str]:
         return self.inner.versions()
+
+    def close(self) -> None:
+        # A harness process behind exec: is stopped with the session.
+        getattr(self.inner, "close", lambda: None)()
 
     def parse(self, codec: Mapping[str, Any]) -> object:
         return self.inner.parse(codec), codec
@@ -78,10 +83,17 @@ class RefusesAtEncode(_Wrapped):
         return super().encode(parsed, chunk)
 
 
+def inner_spec(name: str) -> str:
+    """The ``--impl`` of a base: a built-in or library adapter, or a shipped harness (``harness_NAME``) over ``exec:``."""
+    if name.startswith("harness_"):
+        return f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses {name.removeprefix('harness_').replace('_', '-')}"
+    return name.replace("_", "-")
+
+
 def __getattr__(name: str) -> object:
-    """``at_parse__NAME`` / ``at_encode__NAME``: a factory of the wrapper around built-in or library adapter NAME."""
+    """``at_parse__NAME`` / ``at_encode__NAME``: a factory of the wrapper around the base NAME (see inner_spec)."""
     stage, _, inner = name.partition("__")
     kinds = {"at_parse": RefusesAtParse, "at_encode": RefusesAtEncode}
     if stage in kinds and inner:
-        return lambda: kinds[stage](inner.replace("_", "-"))
+        return lambda: kinds[stage](inner_spec(inner))
     raise AttributeError(name)

@@ -16,16 +16,24 @@ from pathlib import Path
 import pytest
 
 from zarr_jpeg_conformance.adapters import AdapterLoadError, load_adapter
+from zarr_jpeg_conformance.harnesses import Unavailable, command
 
 pytest_plugins = ["pytester"]
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 TESTS = Path(__file__).resolve().parent
-#: Base implementations: this project's codec on imagecodecs, and every library adapter that loads here.
-BASES = ["imagecodecs", "simplejpeg", "opencv", "pyvips"]
+#: Base implementations: this project's codec on imagecodecs, the Python library adapters, and
+#: Java ImageIO through its exec: harness (the wrappers sit on the client side of the protocol).
+BASES = ["imagecodecs", "simplejpeg", "opencv", "pyvips", "harness_java_imageio"]
 
 
 def _available(name: str) -> str:
+    if name.startswith("harness_"):
+        try:
+            command(name.removeprefix("harness_").replace("_", "-"))
+        except Unavailable as exc:
+            pytest.skip(f"{name} is not available here: {exc}")
+        return name
     try:
         load_adapter(name)
     except AdapterLoadError as exc:
