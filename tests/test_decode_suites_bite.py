@@ -8,6 +8,7 @@ imagecodecs adapter, on all those cases, gets no fail, warn, error or timeout.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ SELECT = {
     "ReturnsTruncated": "truncated-10 or truncated-90 or missing-eoi or truncated-after-sos",
     "Transposes": "reference and (ycbcr-444 or gray)",
     "SizesFromHeader": "forged or size-mismatch or gray-into-color or padded-to-mcu or cropped-rows or one-row-fewer",
+    "PrefillsHeaderFrame": "forged",
     "AnyFactorization": "transposed or refactorized",
     "RejectsBaselineVariants": "restart or non-interleaved or comment",
     "HangsOnGarbage": "random-bytes",
@@ -79,6 +81,7 @@ FAULTS = [
     Fault("SizesFromHeader", "padded-to-mcu", "fail", "JPEG-DIM-03"),
     Fault("SizesFromHeader", "cropped-rows", "fail", "JPEG-DIM-03"),
     Fault("SizesFromHeader", "one-row-fewer", "fail", "JPEG-DIM-03"),
+    Fault("PrefillsHeaderFrame", "forged-65535", "warn", "JPEG-X-13"),
     Fault("AnyFactorization", "transposed", "warn", "JPEG-X-08"),
     Fault("AnyFactorization", "refactorized", "warn", "JPEG-X-08"),
     Fault("RejectsBaselineVariants", "restart", "fail", "JPEG-FMT-01"),
@@ -104,13 +107,13 @@ FAULTS = [
 ]
 
 
-def _run(pytester: pytest.Pytester, impl: str, select: str) -> list[dict[str, Any]]:
+def _run(pytester: pytest.Pytester, impl: str, select: str, *extra: str) -> list[dict[str, Any]]:
     results = pytester.path / "results.jsonl"
     pytester.syspathinsert(TESTS)
     pytester.makepyfile(short_timeout=SHORT_TIMEOUT)
     pytester.syspathinsert()
     pytester.runpytest_inprocess(
-        str(SUITE), f"--impl={impl}", "-k", select, "--results", str(results), "-p", "short_timeout",
+        str(SUITE), f"--impl={impl}", "-k", select, "--results", str(results), "-p", "short_timeout", *extra,
         "--import-mode=importlib", "-p", "no:cacheprovider", "-q", "-W", "ignore::UserWarning",
     )
     return [json.loads(line) for line in results.read_text().splitlines()]
@@ -144,6 +147,22 @@ def test_forged_header_allocation_is_measured(records: Any) -> None:
     """The decoder that trusts a forged 65535x65535 header is seen allocating the whole frame."""
     forged = [r for r in records("wrong_decoders:SizesFromHeader", SELECT["SizesFromHeader"]) if "forged-65535" in r["case"]]
     assert forged and all(r["metrics"].get("peak_mib", 0) > 4000 for r in forged), forged
+
+
+def test_the_memory_bound_holds_in_a_harness_process_too(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --isolate the decode runs in a harness process: its resident set is measured instead, with the same bound.
+
+    The decoder that fills a buffer sized from the forged header is warned of JPEG-X-13 (a
+    SHOULD) there as in process; the correct decoder (libjpeg-turbo through this project's codec) passes both
+    forged cases, its growth far under the bound.
+    """
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])))
+    wrong = [r for r in _run(pytester, "wrong_decoders:PrefillsHeaderFrame", "forged-65535", "--isolate") if "forged" in r["case"]]
+    assert wrong and all(r["outcome"] == "warn" and "JPEG-X-13" in r["message"] for r in wrong), wrong
+    assert all(r["metrics"]["peak_mib"] >= 90 for r in wrong), wrong
+    right = [r for r in _run(pytester, "turbojpeg", "forged", "--isolate") if "forged" in r["case"]]
+    assert len(right) == 2 and all(r["outcome"] == "pass" for r in right), right
+    assert all(r["metrics"]["peak_mib"] < 64 for r in right), right
 
 
 def test_correct_decoder_passes_the_same_cases(records: Any) -> None:

@@ -77,6 +77,23 @@ class SizesFromHeader(_DecodeOnly):
         return out.reshape(chunk_shape)
 
 
+class PrefillsHeaderFrame(_DecodeOnly):
+    """Fills an output buffer for the frame the header declares (up to 100 MiB) before it checks the frame against the chunk.
+
+    The memory is touched, as a decoder that clears its output or decodes into it touches it,
+    so it shows in a harness process's resident set as well as to tracemalloc.
+    """
+
+    name = "wrong-prefills-header-frame"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        info = inspect(data)
+        if info.height and info.width and info.components:
+            claimed = info.height * info.width * len(info.components)
+            np.full(min(claimed, 100 << 20), 128, np.uint8)
+        return super().decode(parsed, data, chunk_shape)
+
+
 class AnyFactorization(_DecodeOnly):
     """Reshapes the raster to the chunk whenever the sample counts agree (neuroglancer precomputed)."""
 
