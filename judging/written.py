@@ -43,6 +43,10 @@ def check_written(judge: Any, data: bytes, config: JpegConfig, chunk_shape: Sequ
     judge.require(factors == config.subsampling, requirement,
                   f"{where} has sampling factors {[list(f) for f in factors]}, the configuration "
                   f"{[list(f) for f in config.subsampling]}")
+    if config.components == 3:
+        # The encoder's step for 3 components (JPEG-ENC-03) is these checks: the factors of its
+        # subsampling above, the markers of its colour space below.
+        judge.cite("JPEG-ENC-03")
     if config.encoded_color_space == "rgb":
         judge.require(info.adobe_transform == 0, "JPEG-ECS-06",
                       f"{where} has {'no APP14 Adobe marker' if info.adobe_transform is None else f'APP14 transform {info.adobe_transform}'}")
