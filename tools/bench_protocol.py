@@ -20,11 +20,14 @@ Two measurements, each printed as ratios from this one run:
    The paths are timed in interleaved rounds (``--batch`` calls in a row per path, the
    order rotated each round, so machine noise hits them alike) and compared by their
    medians: ``wall x`` is the reference's time per call over the path's, its share of the
-   in-process throughput (target for binary framing: >= 0.8); ``cpu x`` the same with CPU
-   time, this process's plus every thread of the harness's (Linux ``/proc``): what the
-   protocol costs in work, whatever the load. Pipelined, the client and the harness work
-   at the same time, so wall time can be below their CPU time added up. On a machine
-   busy with other work a wake-up waits for a free CPU: ``uptime`` is printed.
+   in-process throughput (target for binary framing pipelined: >= 0.8). ``client`` and
+   ``harness`` are the CPU time per call of this process and of every thread of the
+   harness (Linux ``/proc``); ``cpu x`` compares the reference's CPU time with their sum:
+   what the protocol costs in work, whatever the load. Pipelined, client and harness work
+   at the same time: ``par x`` compares with the larger of the two, the ``wall x`` of a
+   machine with a CPU free for each. On a machine busy with other work (the load average
+   is printed) wall x falls towards cpu x, the more so where a scheduler shares CPU time
+   out per session rather than per process.
 2. **Reply reading against reply size.** A fake harness (this module with
    ``--fake-harness``) answers decode requests with a chunk of 8, 32 and 128 MiB that it
    prepared before being asked; the client's time to read and unpack each reply, per MiB,
