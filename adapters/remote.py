@@ -154,6 +154,17 @@ def _decode_body(data: bytes, chunk_shape: tuple[int, ...]) -> dict[str, Any]:
     return {"data": bytes(data), "chunk_shape": [int(n) for n in chunk_shape]}
 
 
+def _bodies(body: Callable[..., dict[str, Any]], items: Sequence[Any], *rest: Any) -> list[dict[str, Any] | Exception]:
+    """The request body of each item, or the TypeError that says why it can be none (that item's outcome)."""
+    out: list[dict[str, Any] | Exception] = []
+    for item in items:
+        try:
+            out.append(body(item, *rest))
+        except TypeError as exc:
+            out.append(exc)
+    return out
+
+
 def _seq_of(frame: Frame | None) -> int | None:
     """The integer ``seq`` of a message read from a harness, if it has one."""
     seq = frame.message.get("seq") if frame is not None and isinstance(frame.message, dict) else None
@@ -268,20 +279,13 @@ class ExecAdapter:
         raise (a rejection is a ValueError): see :meth:`_many` for how failures are charged.
         The chunks must not change until this returns (their samples are sent without a copy).
         """
-        bodies: list[dict[str, Any] | Exception] = []
-        for chunk in chunks:
-            try:
-                bodies.append(_encode_body(chunk))
-            except TypeError as exc:
-                bodies.append(exc)
-        return self._many("encode", parsed, bodies, self._stream_of, window)
+        return self._many("encode", parsed, _bodies(_encode_body, chunks), self._stream_of, window)
 
     def decode_many(
         self, parsed: object, streams: Sequence[bytes], chunk_shape: tuple[int, ...], *, window: int = WINDOW
     ) -> list[np.ndarray | Exception]:
         """:meth:`decode` of each stream to a chunk of ``chunk_shape``, with up to ``window`` requests in flight."""
-        bodies: list[dict[str, Any] | Exception] = [_decode_body(data, chunk_shape) for data in streams]
-        return self._many("decode", parsed, bodies, self._chunk_of, window)
+        return self._many("decode", parsed, _bodies(_decode_body, streams, chunk_shape), self._chunk_of, window)
 
     def bench(self, parsed: object, of: str, repeat: int, *args: Any) -> list[float]:
         """Seconds each of ``repeat`` runs of an encode (``args``: the chunk) or a decode (the stream

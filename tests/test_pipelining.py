@@ -114,10 +114,11 @@ def test_pipelined_calls_give_exactly_the_results_of_single_calls(served: ExecAd
     _same(served.encode_many(parsed, chunks, window=window), expected)  # type: ignore[arg-type]
     streams = [e for c, e in zip(chunks, expected, strict=True) if isinstance(e, bytes) and getattr(c, "shape", None) == shape]
     # Valid streams for this shape, broken ones in between: each decoded (or refused) alone and in a window.
-    data = [streams[0], b"", streams[1], b"\xff\xd8\xff\xd9", streams[2], streams[0][: len(streams[0]) // 2], streams[3]]
+    data = [streams[0], b"", streams[1], b"\xff\xd8\xff\xd9", None, streams[2], streams[0][: len(streams[0]) // 2], streams[3]]
     expected = _singles(lambda d: served.decode(parsed, d, shape), data)  # type: ignore[arg-type]
     assert sum(isinstance(e, np.ndarray) for e in expected) == 4 and sum(isinstance(e, HarnessRejection) for e in expected) == 3
-    _same(served.decode_many(parsed, data, shape, window=window), expected)
+    assert isinstance(expected[4], TypeError)
+    _same(served.decode_many(parsed, data, shape, window=window), expected)  # type: ignore[arg-type]
     assert served.starts == starts, "rejections in a window must not restart the harness"
 
 
