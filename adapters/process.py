@@ -89,6 +89,11 @@ class StderrTail:
 PIPE_SIZE = 1 << 20
 
 
+#: Seconds a harness that closed its stdin has to finish the replies it writes before it is
+#: taken for dead (a dead one closes stdout too, at once, unless a child holds it open).
+CLOSED_GRACE = 2.0
+
+
 def _widen_pipe(fd: int) -> None:
     setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
     if setpipe is None:
@@ -133,6 +138,11 @@ class HarnessProcess:
         self.reader = FrameReader(JSON_LINES, max_message)
         self._eof = False
         self._unwritten: list[memoryview] = []
+        #: Bytes queued for the harness so far, and how many of them it has taken.
+        self.queued = 0
+        self.written = 0
+        #: When writing to its stdin first failed (it closed it, or died), if it has.
+        self._closed_at: float | None = None
         # One selector for the process's life: a call costs no epoll set-up.
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._out, selectors.EVENT_READ)
@@ -142,21 +152,35 @@ class HarnessProcess:
         return self.popen.pid
 
     def exchange(self, parts: Sequence[bytes | bytearray | memoryview], deadline: float) -> Frame | None:
-        """Write a request (its parts in order) and read the next message back.
+        """Write a request (its parts in order) and read the next message back: :meth:`send`, then :meth:`receive`."""
+        self.send(parts)
+        return self.receive(deadline)
+
+    def send(self, parts: Sequence[bytes | bytearray | memoryview]) -> int:
+        """Queue a message for the harness and write what its stdin takes now, without waiting.
+
+        Returns where the message ends in the byte stream to the harness: once
+        :attr:`written` reaches it, the harness has taken all of it. Messages may be queued
+        before earlier replies arrive (pipelining); :meth:`receive` goes on writing them.
+        """
+        views = [v for v in (memoryview(p).cast("B") for p in parts) if len(v)]
+        self._unwritten += views
+        self.queued += sum(len(v) for v in views)
+        # Most requests fit in the pipe: written at once, without asking whether it has room.
+        self._write()
+        return self.queued
+
+    def receive(self, deadline: float) -> Frame | None:
+        """The next message from the harness, writing what is queued meanwhile.
 
         None on end of output (the harness closed stdout or died); TimeoutError past the
         deadline; FrameError (MessageTooLarge included) for output that is no message.
         Reading never blocks the writing, so neither side waits on a full pipe. A message
-        may come before the whole request is written (:attr:`unwritten` then says how
-        much is left): the caller decides what it is; ``exchange([])`` goes on.
+        may come before all that is queued is written: the caller compares :attr:`written`
+        with what :meth:`send` returned. A harness that closed its stdin gets
+        :data:`CLOSED_GRACE` seconds to finish what it writes before this says None.
         """
-        self._unwritten += [v for v in (memoryview(p).cast("B") for p in parts) if len(v)]
-        # Most requests fit in the pipe: written at once, without asking whether it has room.
-        if not self._write():
-            return None
-        writing = bool(self._unwritten)
-        if writing:
-            self._sel.register(self._in, selectors.EVENT_WRITE)
+        writing = False
         try:
             while True:
                 frame = self.reader.pop()
@@ -164,41 +188,53 @@ class HarnessProcess:
                     return frame
                 if self._eof:
                     return None
-                left = deadline - time.monotonic()
+                if self._unwritten and not writing:
+                    self._sel.register(self._in, selectors.EVENT_WRITE)
+                    writing = True
+                elif writing and not self._unwritten:
+                    self._sel.unregister(self._in)
+                    writing = False
+                now = time.monotonic()
+                if self._closed_at is not None and now >= self._closed_at + CLOSED_GRACE:
+                    return None  # it stopped reading and says nothing: it is dying, or as good as dead
+                left = deadline - now
                 if left <= 0:
                     raise TimeoutError
+                if self._closed_at is not None:
+                    left = min(left, self._closed_at + CLOSED_GRACE - now)
                 for key, _ in self._sel.select(left):
                     if key.fd != self._in:
                         self._read()
-                    elif not self._write():
-                        return None
-                    elif not self._unwritten:
-                        self._sel.unregister(self._in)
-                        writing = False
+                    else:
+                        self._write()
         finally:
             if writing:
                 self._sel.unregister(self._in)
 
     @property
     def unwritten(self) -> int:
-        """Bytes of the request not yet taken by the harness."""
-        return sum(len(v) for v in self._unwritten)
+        """Bytes queued for the harness and not yet taken by it."""
+        return self.queued - self.written
 
-    def _write(self) -> bool:
-        """Write what the pipe takes now; False if the harness closed stdin."""
+    def _write(self) -> None:
+        """Write what the pipe takes now; a harness that closed stdin gets nothing more."""
         todo = self._unwritten
         while todo:
             try:
                 n = os.writev(self._in, todo)
             except BlockingIOError:
-                return True
+                return
             except BrokenPipeError:
-                return False
+                # What it will never read is dropped; its replies so far may still come.
+                todo.clear()
+                if self._closed_at is None:
+                    self._closed_at = time.monotonic()
+                return
+            self.written += n
             while n and n >= len(todo[0]):
                 n -= len(todo.pop(0))
             if n:
                 todo[0] = todo[0][n:]
-        return True
 
     def _read(self) -> None:
         if self.reader.fill(self._readinto) == 0:

@@ -20,14 +20,16 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Container, Mapping, Sequence
+from dataclasses import dataclass
 from types import EllipsisType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..protocol import framing
-from ..protocol.framing import FRAMINGS, JSON_LINES, FrameError, MessageTooLarge, encode_message, on_the_wire
+from ..protocol.framing import FRAMINGS, JSON_LINES, Frame, FrameError, MessageTooLarge, encode_message, on_the_wire
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
 from .labels import KINDS
 from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, describe_exit
@@ -38,6 +40,11 @@ from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, describe_exit
 DEFAULT_TIMEOUT = 60.0
 #: Seconds a harness has to exit after ``stop`` before it is killed.
 STOP_GRACE = 5.0
+
+#: Requests ``encode_many`` and ``decode_many`` keep in flight by default. One waiting
+#: request is enough to keep a harness busy while the client reads the reply before it;
+#: a few more ride out the client being descheduled on a busy machine.
+WINDOW = 8
 
 #: How many answered requests of a process are remembered to charge a late second reply to.
 _ANSWERED_KEPT = 256
@@ -61,6 +68,9 @@ class HarnessFailure(RuntimeError):
     """
 
     outcome = "error"
+    #: The request it is charged to, by seq, when that is not the call it was raised in: a
+    #: second reply fails the request it repeats (see ExecAdapter.encode_many).
+    seq: int | None = None
 
 
 class HarnessCrashed(HarnessFailure):
@@ -108,6 +118,57 @@ class RemoteCodec:
 
     def __repr__(self) -> str:
         return f"RemoteCodec(handle={self.handle!r}, generation={self.generation}, codec={self.codec!r})"
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """A request queued for the running harness, whose reply is not read yet."""
+
+    seq: int
+    op: str
+    #: Where the request ends in the byte stream to the harness (HarnessProcess.send).
+    end: int
+    #: The harness's stderr when it was sent: what it writes from there on belongs to it.
+    mark: int
+
+
+def _raised(outcome: T | Exception) -> T:
+    """The value of one call's outcome, or its exception raised."""
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+def _encode_body(chunk: np.ndarray) -> dict[str, Any]:
+    """What an encode request says besides its op and handle (TypeError for what no chunk can be)."""
+    if not isinstance(chunk, np.ndarray):
+        raise TypeError(f"chunk must be a numpy array, got {type(chunk).__name__}")
+    return {"chunk": array_to_wire(chunk, raw=True)}
+
+
+def _decode_body(data: bytes, chunk_shape: tuple[int, ...]) -> dict[str, Any]:
+    """What a decode request says besides its op and handle."""
+    return {"data": bytes(data), "chunk_shape": [int(n) for n in chunk_shape]}
+
+
+def _bodies(body: Callable[..., dict[str, Any]], items: Sequence[Any], *rest: Any) -> list[dict[str, Any] | Exception]:
+    """The request body of each item, or the TypeError that says why it can be none (that item's outcome)."""
+    out: list[dict[str, Any] | Exception] = []
+    for item in items:
+        try:
+            out.append(body(item, *rest))
+        except TypeError as exc:
+            out.append(exc)
+    return out
+
+
+def _seq_of(frame: Frame | None) -> int | None:
+    """The integer ``seq`` of a message read from a harness, if it has one."""
+    seq = frame.message.get("seq") if frame is not None and isinstance(frame.message, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
 _LIVE: weakref.WeakSet[ExecAdapter] = weakref.WeakSet()
@@ -206,30 +267,121 @@ class ExecAdapter:
             return RemoteCodec(self, doc, self._expect_str(reply, "handle"), self.starts)
 
     def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
-        if not isinstance(chunk, np.ndarray):
-            raise TypeError(f"chunk must be a numpy array, got {type(chunk).__name__}")
-        wire = array_to_wire(chunk, raw=True)
-        with self._lock:
-            self._begin()
-            reply = self._call({"op": "encode", "handle": self._handle(parsed), "chunk": wire})
-            try:
-                return field_bytes(reply.get("data"))
-            except ValueError as exc:
-                raise self._violation(f"encode reply: {exc}") from exc
+        return _raised(self.encode_many(parsed, [chunk], window=1)[0])
 
     def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
-        shape = [int(n) for n in chunk_shape]
-        stream = bytes(data)
+        return _raised(self.decode_many(parsed, [data], chunk_shape, window=1)[0])
+
+    def encode_many(self, parsed: object, chunks: Sequence[np.ndarray], *, window: int = WINDOW) -> list[bytes | Exception]:
+        """:meth:`encode` of each chunk, with up to ``window`` requests in flight (pipelining).
+
+        Item i is what ``encode(parsed, chunks[i])`` would return, or the exception it would
+        raise (a rejection is a ValueError): see :meth:`_many` for how failures are charged.
+        The chunks must not change until this returns (their samples are sent without a copy).
+        """
+        return self._many("encode", parsed, _bodies(_encode_body, chunks), self._stream_of, window)
+
+    def decode_many(
+        self, parsed: object, streams: Sequence[bytes], chunk_shape: tuple[int, ...], *, window: int = WINDOW
+    ) -> list[np.ndarray | Exception]:
+        """:meth:`decode` of each stream to a chunk of ``chunk_shape``, with up to ``window`` requests in flight."""
+        return self._many("decode", parsed, _bodies(_decode_body, streams, chunk_shape), self._chunk_of, window)
+
+    def bench(self, parsed: object, of: str, repeat: int, *args: Any) -> list[float]:
+        """Seconds each of ``repeat`` runs of an encode (``args``: the chunk) or a decode (the stream
+        and the chunk shape) takes inside the harness, one after another: the library's own speed
+        in its process, with no protocol in between (the optional ``bench`` request).
+
+        A harness without it replies ``error`` (HarnessError); a rejection of the chunk or the
+        stream is a HarnessRejection, as for the call itself.
+        """
+        body = _encode_body(*args) if of == "encode" else _decode_body(*args)
         with self._lock:
             self._begin()
-            reply = self._call({"op": "decode", "handle": self._handle(parsed), "data": stream, "chunk_shape": shape})
-            chunk = reply.get("chunk")
+            reply = self._call({"op": "bench", "handle": self._handle(parsed), "of": of, "repeat": repeat, **body})
+        seconds = reply.get("seconds")
+        if not isinstance(seconds, list) or len(seconds) != repeat or not all(
+            isinstance(t, int | float) and not isinstance(t, bool) and t >= 0 for t in seconds
+        ):
+            raise self._violation(f"bench reply: 'seconds' must be {repeat} durations in seconds, got {str(seconds)[:200]}")
+        return [float(t) for t in seconds]
+
+    def _stream_of(self, reply: dict[str, Any]) -> bytes:
+        try:
+            return field_bytes(reply.get("data"))
+        except ValueError as exc:
+            raise self._violation(f"encode reply: {exc}") from exc
+
+    def _chunk_of(self, reply: dict[str, Any]) -> np.ndarray:
+        chunk = reply.get("chunk")
+        try:
+            if not isinstance(chunk, dict):
+                raise ValueError(f"'chunk' must be an object, got {type(chunk).__name__}")
+            return array_from_wire(chunk)
+        except ValueError as exc:
+            raise self._violation(f"decode reply: {exc}") from exc
+
+    def _many(
+        self, op: str, parsed: object, bodies: Sequence[dict[str, Any] | Exception], unpack: Callable[[dict[str, Any]], T], window: int
+    ) -> list[T | Exception]:
+        """Send ``op`` with each body, up to ``window`` requests ahead of the replies, and read the replies in order.
+
+        Each item's outcome is what a call of its own would give: the value, a
+        HarnessRejection (ValueError), a HarnessError, or a HarnessFailure charged to the
+        request that caused it (it carries the case's context as any call's does). A
+        request's timeout counts from the reply before it (when the harness turned to it).
+        After a failure that ends the process (crash, timeout, protocol violation), the
+        requests that were in flight behind the failed one are sent again to a fresh
+        process, so each gets its own outcome. A second reply to a request of this batch
+        that comes before the batch's last reply fails that request (the harness is killed,
+        as for any second reply that comes with the first). A body that is an exception is
+        that item's outcome, and nothing is sent for it.
+        """
+        if window < 1:
+            raise ValueError(f"window must be at least 1, got {window}")
+        results: list[Any] = [body if isinstance(body, Exception) else None for body in bodies]
+        todo = deque(i for i, body in enumerate(bodies) if not isinstance(body, Exception))
+        in_flight: deque[tuple[int, _Sent]] = deque()
+        #: Requests of this batch answered by the running process: seq -> item.
+        answered: dict[int, int] = {}
+        with self._lock:
+            self._begin()
             try:
-                if not isinstance(chunk, dict):
-                    raise ValueError(f"'chunk' must be an object, got {type(chunk).__name__}")
-                return array_from_wire(chunk)
-            except ValueError as exc:
-                raise self._violation(f"decode reply: {exc}") from exc
+                while todo or in_flight:
+                    while todo and len(in_flight) < window:
+                        i = todo.popleft()
+                        try:
+                            handle = self._handle(parsed)  # starts (and re-parses in) a fresh process when needed
+                        except Exception as exc:  # noqa: BLE001 - a start that failed, a wrong parsed codec: this item's outcome
+                            results[i] = exc
+                            answered.clear()
+                            continue
+                        body = bodies[i]
+                        assert isinstance(body, dict)
+                        in_flight.append((i, self._send({"op": op, "handle": handle, **body})))
+                    if not in_flight:
+                        continue
+                    i, sent = in_flight[0]
+                    try:
+                        reply = self._receive(sent, batch=answered, last=len(in_flight) == 1)
+                        results[i] = unpack(reply)
+                    except (HarnessRejection, HarnessError) as exc:  # a reply: the process goes on
+                        results[i] = exc
+                    except HarnessFailure as exc:  # the process is gone, with the replies it owed
+                        charged = answered.get(exc.seq, i) if exc.seq is not None else i
+                        results[charged] = exc
+                        todo.extendleft(reversed([j for j, _ in in_flight if j != charged]))
+                        in_flight.clear()
+                        answered.clear()
+                        continue
+                    in_flight.popleft()
+                    answered[sent.seq] = i
+            finally:
+                if in_flight and self._proc is not None:
+                    # Interrupted with replies still owed: they would confuse the next call.
+                    self._proc.kill()
+                    self._proc = None
+        return results
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -326,14 +478,14 @@ class ExecAdapter:
         proc = self._proc
         if proc is None or not self._answered or not proc.unsolicited():
             return
-        leftover = self._drop_late_copies(proc, None)
+        leftover = self._drop_late_copies(proc, ())
         if leftover is None:
             return
         seq = next(reversed(self._answered))
         op, context = self._answered[seq]
         exc = self._fail(
             HarnessProtocolError,
-            f"protocol violation: after its reply to {op} (seq {seq}) it wrote {leftover} that no request asked "
+            f"protocol violation: after its reply to {op} (seq {seq}) it wrote {leftover[0]} that no request asked "
             "for; killed, the next call restarts it",
             proc,
             proc.stderr.mark(),
@@ -341,25 +493,26 @@ class ExecAdapter:
         )
         warnings.warn(f"{exc} [the call was made during {context}]", HarnessWarning, stacklevel=4)
 
-    def _drop_late_copies(self, proc: HarnessProcess, current: int | None) -> str | None:
+    def _drop_late_copies(self, proc: HarnessProcess, batch: Container[int]) -> tuple[str, int | None] | None:
         """Take whole messages that repeat the reply to an earlier request off the stream.
 
         None when nothing else is buffered; otherwise what is, described for an error
-        message: a message that is no late copy (a copy of the reply to ``current``, the
-        call just answered, counts as no late copy: that call takes the blame itself), or
-        bytes that are no message or not a whole one yet.
+        message, with the seq of the request in ``batch`` it repeats, if it does: the
+        requests of the call just answered count as no late copy (that call takes the blame
+        itself), nor does a message that answers no request, nor bytes that are no message
+        or not a whole one yet.
         """
         while proc.reader.buffered:
             shown, count = proc.reader.peek(), proc.reader.buffered
             try:
                 frame = proc.reader.pop()
             except FrameError:
-                return f"{count} more bytes ({shown!r})"
+                return f"{count} more bytes ({shown!r})", None
             if frame is None:
-                return f"{count} more bytes ({shown!r}), not a whole message"
-            seq = frame.message.get("seq") if isinstance(frame.message, dict) else None
-            if seq == current or seq not in self._answered:
-                return f"{count} more bytes ({shown!r}; a second reply?)"
+                return f"{count} more bytes ({shown!r}), not a whole message", None
+            seq = _seq_of(frame)
+            if seq in batch or seq not in self._answered:
+                return f"{count} more bytes ({shown!r}; a second reply?)", seq if seq in batch else None
             self._late_copy(seq, shown)
         return None
 
@@ -375,6 +528,10 @@ class ExecAdapter:
         warnings.warn(f"{exc} [the call was made during {context}]", HarnessWarning, stacklevel=5)
 
     def _call(self, request: dict[str, Any], *, starting: bool = False) -> dict[str, Any]:
+        return self._receive(self._send(request), starting=starting)
+
+    def _send(self, request: dict[str, Any]) -> _Sent:
+        """Number ``request`` and queue it for the harness (starting one if none runs); its reply is not awaited."""
         if self._proc is None:
             self._start()
         proc = self._proc
@@ -384,12 +541,25 @@ class ExecAdapter:
         if self.on_message:
             self.on_message("->", on_the_wire(message, self.framing))
         mark = proc.stderr.mark()
-        op = request["op"]
+        return _Sent(self._seq, request["op"], proc.send(encode_message(message, self.framing)), mark)
+
+    def _receive(
+        self, sent: _Sent, *, starting: bool = False, batch: Mapping[int, object] | None = None, last: bool = True
+    ) -> dict[str, Any]:
+        """The reply to ``sent``, the oldest request in flight, within the timeout from now.
+
+        ``batch`` holds the requests of the same batch answered before it (a second reply
+        to one of them fails that one: the exception's ``seq`` names it); ``last`` says
+        that no request is in flight behind this one, so that any other output that came
+        with the reply is a second reply.
+        """
+        proc = self._proc
+        assert proc is not None
+        op, mark = sent.op, sent.mark
         deadline = time.monotonic() + self.timeout
-        parts = encode_message(message, self.framing)
         while True:
             try:
-                frame = proc.exchange(parts, deadline)
+                frame = proc.receive(deadline)
             except TimeoutError:
                 raise self._fail(HarnessTimeout, f"no reply to {op} within {self.timeout:g} s; killed", proc, mark) from None
             except MessageTooLarge as exc:
@@ -400,9 +570,15 @@ class ExecAdapter:
                 ) from None
             except FrameError as exc:
                 raise self._violation(f"reply to {op}: {exc}", proc, mark, starting=starting) from None
-            parts = []
-            got = frame.message.get("seq") if frame is not None and isinstance(frame.message, dict) else None
-            if frame is None or got == self._seq or got not in self._answered:
+            got = _seq_of(frame)
+            if batch and got is not None and got in batch:
+                failure = self._violation(
+                    f"a second reply to {self._answered[got][0]} (seq {got}) came before the reply to {op} (seq {sent.seq}); "
+                    "one request, one reply", proc, mark,
+                )
+                failure.seq = got
+                raise failure
+            if frame is None or got == sent.seq or got not in self._answered:
                 break
             # A late copy of an earlier reply, ahead of this one: charged there, and this call goes on.
             self._late_copy(got, json.dumps(on_the_wire(frame.message, self.framing)).encode()[:200])
@@ -414,18 +590,23 @@ class ExecAdapter:
             when = "before replying to start" if starting else f"during {op}"
             raise self._fail(HarnessCrashed, f"{describe_exit(code)} {when}", proc, mark, starting=starting)
         reply = frame.message
-        if got != self._seq:
-            raise self._violation(f"reply to {op} (seq {self._seq}) has seq {got!r}", proc, mark, starting=starting)
-        if proc.unwritten:
+        if got != sent.seq:
+            shown = reply.get("seq") if isinstance(reply, dict) else reply
+            raise self._violation(f"reply to {op} (seq {sent.seq}) has seq {shown!r}", proc, mark, starting=starting)
+        if proc.written < sent.end:
             # It cannot have read what it has not been sent.
-            raise self._violation(f"reply to {op} came with {proc.unwritten} bytes of the request still unread", proc, mark)
+            raise self._violation(f"reply to {op} came with {sent.end - proc.written} bytes of the request still unread", proc, mark)
         if self.on_message:
             self.on_message("<-", on_the_wire(reply, self.framing))
-        leftover = self._drop_late_copies(proc, self._seq)
-        if leftover is not None and "not a whole message" not in leftover:
-            # More than one message for one request: the case that asked is the one to blame.
-            raise self._violation(f"after its reply to {op} (seq {self._seq}) it wrote {leftover}; one request, one reply", proc, mark)
-        self._answered[self._seq] = (op, self._call_context)
+        if last:
+            leftover = self._drop_late_copies(proc, {**(batch or {}), sent.seq: None})
+            if leftover is not None and "not a whole message" not in leftover[0]:
+                # More than one message for one request: the request it repeats (else this one) is to blame.
+                text, seq = leftover
+                failure = self._violation(f"after its reply to {op} (seq {sent.seq}) it wrote {text}; one request, one reply", proc, mark)
+                failure.seq = seq
+                raise failure
+        self._answered[sent.seq] = (op, self._call_context)
         if len(self._answered) > _ANSWERED_KEPT:
             del self._answered[next(iter(self._answered))]
         status = reply.get("status")

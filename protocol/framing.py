@@ -56,8 +56,15 @@ def _mib(n: int) -> str:
     return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
+#: One encoder and one decoder for every message: json.dumps and json.loads build or look up
+#: theirs on every call, which costs as much as a small header itself (measured: 5.8 against
+#: 4.2 us to write one, 6.2 against 3.9 us to read one).
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+_DECODER = json.JSONDecoder()
+
+
 def _dumps(message: Mapping[str, Any]) -> bytes:
-    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    return _ENCODER.encode(message).encode() + b"\n"
 
 
 def _with_bytes_field(message: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], bytes | bytearray | memoryview | None]:
@@ -186,14 +193,21 @@ class FrameReader:
         self._buf += data
 
     def fill(self, readinto: Callable[[memoryview], int | None]) -> int | None:
-        """Read once through ``readinto(buffer)``, which returns the count read (0: end of input) or None (nothing yet)."""
+        """Read once through ``readinto(buffer)``, which returns the count read (0: end of input) or None (nothing yet).
+
+        A payload being read is read straight into its own buffer. Otherwise the read is
+        small at first (a header line, or a short message, with the start of what follows)
+        and doubles while the line it reads is not finished: a large payload behind a header
+        then lands in its own buffer with no copy, and a long JSON line takes few reads.
+        """
         if self._header is not None and self._have < len(self._payload):
             n = readinto(memoryview(self._payload)[self._have :])
             self._have += n or 0
             return n
         if self._scratch is None:
             self._scratch = memoryview(bytearray(_READ_SIZE))
-        n = readinto(self._scratch)
+        size = min(_READ_SIZE, max(_FIRST_READ, len(self._buf)))
+        n = readinto(self._scratch[:size])
         if n:
             self._buf += self._scratch[:n]
         return n
@@ -261,14 +275,21 @@ class FrameReader:
         return Frame(attach_payload(header, payload), self._line_size + len(payload))
 
 
-#: Bytes one read asks for when no payload of known size is being read.
+#: Bytes one read asks for when no payload of known size is being read: at first, and at most.
+#: The first read takes a header line and the start of its payload (copied twice: into the
+#: reader's buffer, then into the payload's own); the rest of a payload is read into its
+#: own buffer directly. Measured with pipelined 256x256x3 chunks through harnesses.server
+#: (a busy 2-CPU machine, interleaved rounds): reads of 1 MiB, which take whole payloads
+#: into the reader's buffer, cost the harness about 70 us more CPU per encode request and
+#: the client about 95 us more per decode reply.
+_FIRST_READ = 16 << 10
 _READ_SIZE = 1 << 20
 
 
 def _loads(line: bytearray) -> Any:
     try:
-        return json.loads(line)
-    except ValueError:
+        return _DECODER.decode(line.decode())  # the protocol's JSON is UTF-8
+    except ValueError:  # UnicodeDecodeError included
         shown = bytes(line[:200])
         raise FrameError(f"not JSON: {shown!r}{'...' if len(line) > 200 else ''}") from None
 

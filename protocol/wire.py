@@ -29,6 +29,14 @@ WIRE_DTYPES = frozenset(
 )
 
 
+#: Wire name and little-endian dtype of each dtype the wire carries: ``dtype.name`` is a Python
+#: property of numpy's that costs more than the rest of a 256x256x3 request's header (5 us).
+_WIRE_OF: dict[np.dtype[Any], tuple[str, np.dtype[Any]]] = {
+    np.dtype(name): (name, np.dtype(name).newbyteorder("<")) for name in WIRE_DTYPES
+}
+_DTYPE_OF: dict[str, tuple[np.dtype[Any], np.dtype[Any]]] = {name: (np.dtype(name).newbyteorder("<"), np.dtype(name)) for name in WIRE_DTYPES}
+
+
 def array_to_wire(array: np.ndarray, *, raw: bool = False) -> dict[str, Any]:
     """``{"shape", "dtype", "data"}`` of an array: its samples, little-endian, C order.
 
@@ -36,10 +44,11 @@ def array_to_wire(array: np.ndarray, *, raw: bool = False) -> dict[str, Any]:
     of them, not a copy), which :func:`~zarr_jpeg_conformance.protocol.framing.encode_message`
     sends in either framing.
     """
-    name = array.dtype.name
+    known = _WIRE_OF.get(array.dtype)
+    name, little = known if known is not None else (array.dtype.name, array.dtype.newbyteorder("<"))
     if name not in WIRE_DTYPES:
         raise TypeError(f"an array of dtype {array.dtype} cannot be sent to a harness (protocol dtypes: {sorted(WIRE_DTYPES)})")
-    samples = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    samples = np.ascontiguousarray(array, dtype=little)
     # Raw: a view of the samples, no copy (valid while ``array`` is not modified).
     data = samples.data.cast("B") if raw and samples.size else samples.tobytes()
     return {"shape": list(array.shape), "dtype": name, "data": data if raw else base64.b64encode(data).decode("ascii")}
@@ -55,11 +64,11 @@ def array_from_wire(obj: Mapping[str, Any]) -> np.ndarray:
     data = obj.get("data")
     # A binary frame's payload (a bytearray nobody else holds) becomes the array's memory.
     raw = data if isinstance(data, bytearray) else field_bytes(data)
-    dtype = np.dtype(name).newbyteorder("<")
+    dtype, native = _DTYPE_OF[name]
     count = math.prod(shape)
     if len(raw) != count * dtype.itemsize:
         raise ValueError(f"wire data has {len(raw)} bytes, shape {shape} of {name} needs {count * dtype.itemsize}")
-    return np.frombuffer(raw, dtype=dtype).astype(np.dtype(name), copy=not isinstance(raw, bytearray)).reshape(shape)
+    return np.frombuffer(raw, dtype=dtype).astype(native, copy=not isinstance(raw, bytearray)).reshape(shape)
 
 
 def field_bytes(value: object) -> bytes:

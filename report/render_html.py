@@ -237,7 +237,11 @@ def _throughput(m: Matrix) -> str:
     index = {i.name: k for k, i in enumerate(m.implementations)}
     by_key: dict[tuple[str, str, str], Mapping[str, Any]] = {(r["mode"], r["op"], r["implementation"]): r for r in tp["results"]}
     image = tp.get("image", {})
-    head = "<th>mode</th><th>operation</th>" + "".join(f'<th class="num">{_e(n)}</th>' for n in impls)
+    transport: Mapping[str, str] = tp.get("transport", {})
+    head = "<th>mode</th><th>operation</th>" + "".join(
+        f'<th class="num">{_e(n)}' + (f'<br><span class="muted">{_e(transport[n])}</span>' if n in transport else "") + "</th>"
+        for n in impls
+    )
     rows = []
     for mode, op, measured in throughput_grid(tp):
         cells = []

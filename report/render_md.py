@@ -124,7 +124,9 @@ def _throughput(m: Matrix) -> list[str]:
             else:
                 cells.append(r["status"])
         rows.append([mode, op, *cells])
-    return out + _table(["mode", "operation", *impls], rows)
+    transport = tp.get("transport", {})
+    heads = [f"{n} ({transport[n]})" if n in transport else n for n in impls]
+    return out + _table(["mode", "operation", *heads], rows)
 
 
 def _notes(m: Matrix) -> list[str]:

@@ -7,6 +7,12 @@ rotated each repeat, so a burst of machine noise lands on all of them alike; the
 the repeats is kept. All decoders of a mode read the same stream (written by the first
 implementation that can encode it), so they are compared on identical input.
 
+One timed repeat is a batch of ``batch`` calls in a row (``adapters.batch``): a plain loop
+in process, and for a harness (``exec:``) pipelined, several requests in flight, as a Zarr
+reader that decodes many chunks would keep them; its time per call is the batch's time
+over ``batch``. Each implementation's ``transport`` says which: in process, or through the
+harness protocol, in which framing, pipelined.
+
 The report runs this module in one child process (``python -m
 zarr_jpeg_conformance.report.throughput``): one process, so the interleaving is real, and
 not the report's own process, so a backend that crashes costs the throughput table only.
@@ -24,26 +30,32 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..adapters import Adapter, AdapterLoadError, load_adapter
+from ..adapters import batch as batch_calls
 from ..adapters.process import DEFAULT_MEMORY_LIMIT
+from ..adapters.remote import WINDOW, ExecAdapter
 from ..corpus.images import make_image
 from ..corpus.modes import MODE
 from ..harnesses import spec_memory_limit
 from ..judging.verdict import MAX_TEXT, clip
+from ..protocol.framing import BINARY
 from .saved import FORMAT_VERSION
 
 MODES = ("gray", "ycbcr-420", "rgb")
 QUALITY = 90
 KIND = "natural"
 DEFAULT_SIZE = 1024
-#: Odd, for a true median; at 3-30 ms a call the table for three implementations takes about 3 s.
+#: Odd, for a true median; at 3-30 ms a call and DEFAULT_BATCH calls a repeat, the table for
+#: three implementations takes about 10 s.
 DEFAULT_REPEATS = 21
+#: Calls per timed repeat: enough for a pipelined harness to keep a request waiting behind
+#: the one it works on for most of the batch.
+DEFAULT_BATCH = 3
 
 
 @dataclass
@@ -58,6 +70,26 @@ class _Task:
     status: str = "ok"
     message: str = ""
     times: list[float] = field(default_factory=list)
+
+
+def transport(adapter: Adapter) -> str:
+    """How the calls reach an implementation, for the table's heading."""
+    if isinstance(adapter, ExecAdapter):
+        framing = "binary framing" if adapter.framing == BINARY else "JSON lines"
+        return f"harness protocol, {framing}, pipelined ({WINDOW} in flight)"
+    return "in process"
+
+
+def _batched(call: Callable[..., list[Any]], *args: Any) -> Callable[[], object]:
+    """A call of a batch function that raises the first exception of its outcomes."""
+
+    def run() -> object:
+        for outcome in call(*args):
+            if isinstance(outcome, Exception):
+                raise outcome
+        return None
+
+    return run
 
 
 def _said(exc: BaseException) -> str:
@@ -75,7 +107,7 @@ def _try(func: Callable[[], Any]) -> tuple[Any, str | None, str]:
         return None, "error", _said(exc)
 
 
-def _prepare(adapters: Sequence[Adapter], size: int) -> list[_Task]:
+def _prepare(adapters: Sequence[Adapter], size: int, batch: int) -> list[_Task]:
     """Parse, encode once and decode once per implementation and mode (also the warm-up)."""
     tasks: list[_Task] = []
     for mode_id in MODES:
@@ -101,7 +133,8 @@ def _prepare(adapters: Sequence[Adapter], size: int) -> list[_Task]:
                 continue
             streams[a.name] = data
             tasks.append(
-                _Task(a.name, mode_id, "encode", partial(a.encode, value, chunk), samples, len(data), a.name)
+                _Task(a.name, mode_id, "encode", _batched(batch_calls.encode_many, a, value, [chunk] * batch),
+                      samples, len(data), a.name)
             )
         shared = next(iter(streams.items()), None)
         for a in adapters:
@@ -117,7 +150,7 @@ def _prepare(adapters: Sequence[Adapter], size: int) -> list[_Task]:
                 out, status, msg = _try(lambda: np.asarray(a.decode(p, data, chunk.shape)))  # noqa: B023 - called at once
                 if not status and out.shape == chunk.shape:
                     tasks.append(
-                        _Task(a.name, mode_id, "decode", partial(a.decode, p, data, chunk.shape),
+                        _Task(a.name, mode_id, "decode", _batched(batch_calls.decode_many, a, p, [data] * batch, chunk.shape),
                               samples, len(data), source)
                     )
                     break
@@ -133,10 +166,11 @@ def measure(
     *,
     size: int = DEFAULT_SIZE,
     repeats: int = DEFAULT_REPEATS,
+    batch: int = DEFAULT_BATCH,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Time every implementation's encode and decode; returns the throughput.json document."""
-    tasks = _prepare(adapters, size)
+    tasks = _prepare(adapters, size, batch)
     timed = [t for t in tasks if t.call is not None]
     names = [a.name for a in adapters]
     groups: dict[tuple[str, str], list[_Task]] = {}
@@ -156,7 +190,7 @@ def measure(
                 except Exception as exc:  # noqa: BLE001 - a call that worked in the warm-up failed now
                     t.status, t.message = "error", _said(exc)
                     continue
-                t.times.append(time.perf_counter() - start)
+                t.times.append((time.perf_counter() - start) / batch)
     best: dict[tuple[str, str], float] = {}
     rows = []
     for t in tasks:
@@ -185,9 +219,11 @@ def measure(
         "modes": list(MODES),
         "implementations": names,
         "repeats": repeats,
-        "method": "median of the repeats after one warm-up call; round-robin over implementations, "
-        "starting implementation rotated every repeat; time.perf_counter around one adapter call; "
-        "MB/s = uncompressed samples / 1e6 / seconds",
+        "batch": batch,
+        "transport": {a.name: transport(a) for a in adapters},
+        "method": f"median of the repeats after one warm-up call; round-robin over implementations, "
+        f"starting implementation rotated every repeat; time.perf_counter around {batch} calls in a row "
+        "(a harness's pipelined), divided by their number; MB/s = uncompressed samples / 1e6 / seconds",
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
         "results": rows,
     }
@@ -198,7 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--impl", action="append", required=True, metavar="SPEC", help="implementation (repeatable)")
     parser.add_argument("--out", type=Path, required=True, help="throughput.json to write")
     parser.add_argument("--size", type=int, default=DEFAULT_SIZE, help="image height and width (default %(default)s)")
-    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed calls per task (default %(default)s)")
+    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed batches per task (default %(default)s)")
+    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="calls per timed batch (default %(default)s)")
     args = parser.parse_args(argv)
     adapters: list[Adapter] = []
     for spec in args.impl:
@@ -206,7 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             adapters.append(load_adapter(spec, memory_limit=spec_memory_limit(spec, DEFAULT_MEMORY_LIMIT)))
         except AdapterLoadError as exc:
             print(f"throughput: skipping {spec}: {exc}", file=sys.stderr)
-    doc = measure(adapters, size=args.size, repeats=max(1, args.repeats), log=lambda s: print(s, file=sys.stderr, flush=True))
+    doc = measure(adapters, size=args.size, repeats=max(1, args.repeats), batch=max(1, args.batch),
+                  log=lambda s: print(s, file=sys.stderr, flush=True))
     args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     return 0
 
@@ -215,4 +253,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["DEFAULT_REPEATS", "DEFAULT_SIZE", "MODES", "QUALITY", "main", "measure"]
+__all__ = ["DEFAULT_BATCH", "DEFAULT_REPEATS", "DEFAULT_SIZE", "MODES", "QUALITY", "main", "measure", "transport"]

@@ -190,6 +190,15 @@ class Bloated(_Broken):
         return super().decode(parsed, data, chunk_shape)
 
 
+class Failing(_Broken):
+    """Raises RuntimeError (an ``error`` reply: a bug, not a crash) when encoding a 13x13 chunk."""
+
+    name = "failing"
+
+    def _trigger(self) -> None:
+        raise RuntimeError("failing: a bug in the implementation")
+
+
 class Twice(_Broken):
     """Correct; ``fake_harnesses twice`` serves it and answers two of its parses twice (the harness's fault)."""
 

@@ -5,8 +5,9 @@ as a harness in another language might:
 
 - ``twice ADAPTER``: serves ADAPTER correctly (``harnesses.server.Server``, either
   framing) but answers the parse of quality 1 twice in one write, the parse of quality
-  100 a second time half a second later, after the client has its reply, and the parse
-  of quality 99 a second time just before its reply to the next request.
+  100 a second time half a second later, after the client has its reply, the parse
+  of quality 99 a second time just before its reply to the next request, and the encode
+  of a chunk of shape TWICE_SHAPE twice in one write.
 - ``jvm-no-heap``: dies at start-up the way HotSpot does under a too small address-space
   limit (its fatal error on stdout, exit 1).
 - ``v8-no-code-range``: dies at start-up the way Node.js does there (stderr, SIGTRAP).
@@ -24,6 +25,8 @@ from collections.abc import Sequence
 
 #: Seconds after the first reply that ``twice`` sends the late copy (quality 100).
 LATE = 0.5
+#: ``twice`` answers the encode of a chunk of this shape twice.
+TWICE_SHAPE = [11, 11]
 
 
 def _quality(request: object) -> object:
@@ -49,8 +52,11 @@ def twice(spec: str) -> int:
         framing = server.framing
         reply = b"".join(encode_message(server.handle(frame.message), framing))
         quality = _quality(frame.message)
+        request = frame.message
+        chunk = request.get("chunk") if isinstance(request, dict) and request.get("op") == "encode" else None
+        doubled = quality == 1 or (isinstance(chunk, dict) and chunk.get("shape") == TWICE_SHAPE)
         with lock:
-            out.write(held + (reply * 2 if quality == 1 else reply))
+            out.write(held + (reply * 2 if doubled else reply))
             out.flush()
         held = reply if quality == 99 else b""
         if quality == 100:

@@ -71,8 +71,9 @@ def _check(message: dict[str, Any], definition: str) -> None:
     assert not errors, f"{definition} does not validate {json.dumps(message)[:300]}: {[e.message for e in errors][:3]}"
 
 
-#: Messages whose bytes travel as a payload in binary framing, and so have a header form.
-_WITH_PAYLOAD = {"encode", "decode"}
+#: Requests and replies whose bytes travel as a payload in binary framing, and so have a header form.
+_WITH_PAYLOAD = {"encode", "decode", "bench"}
+_REPLY_PAYLOAD = {"encode", "decode"}
 
 
 class Transcript:
@@ -104,7 +105,7 @@ class Transcript:
                 ops.append(op)
             else:
                 op = pending.pop(message["seq"])
-                header = framing == BINARY and op in _WITH_PAYLOAD
+                header = framing == BINARY and op in _REPLY_PAYLOAD
                 _check(message, f"{op}-reply-header" if header else f"{op}-reply")
                 _check(message, "frame-reply" if framing == BINARY else "reply")
                 if op == "start":
@@ -159,6 +160,15 @@ def test_schema_rejects_what_the_protocol_forbids() -> None:
         ({"seq": 1, "status": "ok", "protocol": 1, "name": "has space", "version": "1", "roles": ["decode"], "versions": {}}, "start-reply"),
         ({"seq": 1, "status": "ok", "protocol": 1, "name": "x", "version": "1", "roles": [], "versions": {}}, "start-reply"),
         ({"seq": 1, "status": "ok", "chunk": {"shape": [1], "dtype": "uint8", "data": "AA==", "order": "F"}}, "decode-reply"),
+        # bench: what it times is one of the two requests, whole, and it says how often.
+        ({"seq": 5, "op": "bench", "handle": "1", "of": "encode", "repeat": 3, "data": "AA==", "chunk_shape": [1]}, "bench-request"),
+        ({"seq": 5, "op": "bench", "handle": "1", "of": "decode", "repeat": 3, "chunk_shape": [1]}, "bench-request"),
+        ({"seq": 5, "op": "bench", "handle": "1", "of": "parse", "repeat": 3}, "bench-request"),
+        ({"seq": 5, "op": "bench", "handle": "1", "of": "decode", "repeat": 0, "data": "AA==", "chunk_shape": [1]}, "bench-request"),
+        ({"seq": 5, "op": "bench", "handle": "1", "of": "decode", "repeat": 2, "chunk_shape": [1], "payload": 1}, "request"),
+        ({"seq": 5, "op": "bench", "handle": "1", "of": "decode", "repeat": 2, "chunk_shape": [1]}, "bench-request-header"),
+        ({"seq": 5, "status": "ok", "seconds": []}, "bench-reply"),
+        ({"seq": 5, "status": "ok", "seconds": [0.1, -0.1]}, "bench-reply"),
     ]
     for message, definition in bad:
         assert list(_validator(definition).iter_errors(message)), f"{definition} accepts {message}"
@@ -389,8 +399,12 @@ def test_server_session_follows_the_schema(served: tuple[ExecAdapter, Transcript
     for stream, shape in ((b"", (4, 4, 3)), (b"\xff\xd8\xff\xd9", (4, 4, 3)), (data, (40, 24, 3)), (data[: len(data) // 2], chunk.shape)):
         with pytest.raises(HarnessRejection):
             adapter.decode(parsed, stream, shape)
+    assert adapter.encode_many(parsed, [chunk, chunk]) == [data, data]  # requests written ahead of replies
+    assert len(adapter.bench(parsed, "encode", 2, chunk)) == 2 and len(adapter.bench(parsed, "decode", 3, data, chunk.shape)) == 3
+    with pytest.raises(HarnessRejection):
+        adapter.bench(parsed, "encode", 2, np.zeros((4, 4, 3), np.float32))
     ops = transcript.validate()
-    assert ops[0] == "start" and {"parse", "encode", "decode"} <= set(ops)
+    assert ops[0] == "start" and {"parse", "encode", "decode", "bench"} <= set(ops)
     replies = [m for d, m in transcript.messages if d == "<-"]
     assert any(m["status"] == "rejected" and m.get("requirement") for m in replies)
     # Binary framing moves every chunk and stream as a payload, JSON lines as base64 text.

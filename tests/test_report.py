@@ -521,6 +521,27 @@ def test_throughput_round_robin_and_relative() -> None:
             assert max(rows[(n, mode, op)]["relative"] for n in ("alpha", "beta")) == 1.0
     # Decoders of a mode read the stream of the first encoder.
     assert rows[("beta", "gray", "decode")]["stream_from"] == "alpha"
+    assert doc["batch"] == throughput.DEFAULT_BATCH and doc["transport"] == {"alpha": "in process", "beta": "in process"}
+
+
+def test_throughput_of_a_harness_is_pipelined_and_says_so() -> None:
+    """A harness is timed through its batch calls (requests in flight), and the table's heading says how."""
+    impl = _first_builtin()
+    if impl is None:
+        pytest.skip("no built-in backend is installed")
+    from zarr_jpeg_conformance.adapters.remote import ExecAdapter
+
+    calls: list[str] = []
+    with ExecAdapter([sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server", impl],
+                     on_message=lambda d, m: calls.append(m.get("op", "")) if d == "->" else None) as harness:
+        doc = throughput.measure([harness], size=32, repeats=1, batch=3)
+    assert doc["transport"] == {impl: "harness protocol, binary framing, pipelined (8 in flight)"}
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    assert ok and all(r["repeats"] == 1 for r in ok)
+    # Per task: one warm-up call, then one timed batch of 3.
+    assert calls.count("decode") == 4 * len([r for r in ok if r["op"] == "decode"])
+    m = model.build([], throughput=doc)
+    assert "binary framing, pipelined" in render_html.render(m) and "binary framing, pipelined" in render_md.render(m)
 
 
 def test_pytest_command_selects_suites() -> None:

@@ -1,36 +1,51 @@
-"""Benchmark: what the harness protocol costs, in each framing, and how reply reading scales.
+"""Benchmark: what the harness protocol costs, in each framing, pipelined or not, and how reply reading scales.
 
 Two measurements, each printed as ratios from this one run:
 
-1. **Throughput through a harness.** 256x256x3 chunks (quality 90, 4:2:0), encoded and
-   decoded by a built-in adapter in this process, and by the same adapter behind
-   ``python -m zarr_jpeg_conformance.harnesses.server`` over JSON lines and over binary
-   framing. The three paths are timed in interleaved rounds (so machine noise hits them
-   alike) and compared by their medians, twice:
+1. **Throughput through a harness.** 256x256x3 chunks (quality 90, 4:2:0) encoded and
+   decoded by one library along four paths: **in process** (no protocol), and through the
+   harness protocol over **JSON lines**, over **binary** framing one call at a time, and
+   over **binary pipelined** (``ExecAdapter.encode_many`` / ``decode_many``: up to
+   ``--window`` requests in flight). Two kinds of harness:
 
-   - ``wall x``: in-process time / harness time per call, the harness's share of
-     in-process throughput (target for binary framing: >= 0.8). Each call wakes the
-     harness and then the client: on a busy machine a wake-up waits for a free CPU, which
-     this ratio includes.
-   - ``cpu x``: in-process CPU time / (client + harness) CPU time per call, read from
-     the kernel (Linux ``/proc/PID/schedstat``): what the protocol itself costs, whatever
-     the load.
+   - ``harnesses.server`` serving a built-in Python adapter (``--impl``, imagecodecs by
+     default): in process is the same adapter in this process.
+   - shipped harnesses in other languages (``--harness``, Go and Java by default, each
+     skipped with the reason where it is not built): in process is the library's own speed
+     inside the harness, measured by the optional ``bench`` request (the harness times the
+     same encode or decode, ``--batch`` times in a row, with its own monotonic clock; a JVM
+     is as warm for it as for the calls through the protocol). The Python server answers
+     ``bench`` too, shown as ``in harness``: the adapter's speed in the harness's process.
+
+   The paths are timed in interleaved rounds (``--batch`` calls in a row per path, the
+   order rotated each round, so machine noise hits them alike) and compared by their
+   medians: ``wall x`` is the reference's time per call over the path's, its share of the
+   in-process throughput (target for binary framing pipelined: >= 0.8). ``client`` and
+   ``harness`` are the CPU time per call of this process and of every thread of the
+   harness (Linux ``/proc``); ``cpu x`` compares the reference's CPU time with their sum:
+   what the protocol costs in work, whatever the load. Pipelined, client and harness work
+   at the same time: ``par x`` compares with the larger of the two, the ``wall x`` of a
+   machine with a CPU free for each. On a machine busy with other work (the load average
+   is printed) wall x falls towards cpu x, the more so where a scheduler shares CPU time
+   out per session rather than per process.
 2. **Reply reading against reply size.** A fake harness (this module with
    ``--fake-harness``) answers decode requests with a chunk of 8, 32 and 128 MiB that it
    prepared before being asked; the client's time to read and unpack each reply, per MiB,
    should stay roughly constant if reading is linear (before, a 128 MiB JSON-lines reply
    took 31 s: the buffer was rescanned on every read).
 
-Run: ``python -m zarr_jpeg_conformance.tools.bench_protocol [--impl imagecodecs] [--rounds 101] [--size 256] [--sizes 8 32 128]``.
+Run: ``python -m zarr_jpeg_conformance.tools.bench_protocol [--impl imagecodecs] [--harness go-image-jpeg java-imageio]
+[--rounds 31] [--batch 20] [--window 8] [--size 256] [--sizes 8 32 128]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,8 +53,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..adapters import AdapterLoadError, load_adapter
-from ..adapters.remote import ExecAdapter
+from ..adapters.process import DEFAULT_MEMORY_LIMIT
+from ..adapters.remote import WINDOW, ExecAdapter
 from ..corpus.images import make_image
+from ..harnesses import Unavailable, spec_memory_limit
+from ..harnesses import command as harness_command
 from ..protocol.framing import BINARY, JSON_LINES, FrameReader, encode_message
 
 K = TypeVar("K")
@@ -47,76 +65,222 @@ K = TypeVar("K")
 CODEC = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}}
 #: The chunk shape of the target (--size changes height and width).
 CHUNK = (256, 256, 3)
-#: Framings a harness run is offered: JSON lines only, or both (the server then chooses binary).
+#: Framings a harness run is offered: JSON lines only, or both (the harness then chooses binary).
 OFFERS = {"json lines": [JSON_LINES], "binary": [JSON_LINES, BINARY]}
+#: Compiled harnesses measured by default (each skipped, with the reason, where it is not built).
+HARNESSES = ("go-image-jpeg", "java-imageio")
+TARGET = 0.8
 
 
 def _cpu_seconds(pid: int | None) -> float:
-    """CPU time of a process so far (Linux; 0.0 where it cannot be read)."""
+    """CPU time of every thread of a process so far (Linux; 0.0 where it cannot be read).
+
+    Threads that have ended are not counted: a JVM's and Go's threads live as long as the process.
+    """
     if pid is None:
         return 0.0
+    total = 0.0
     try:
-        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
-    except (OSError, ValueError, IndexError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0]) / 1e9
+            except (OSError, ValueError, IndexError):
+                continue  # a thread that ended while we looked
+    except OSError:
         return 0.0
+    return total
+
+
+#: A path's call: runs ``batch`` operations and returns the seconds they took by the
+#: harness's own clock, or None to be timed here.
+Call = Callable[[int], "float | None"]
 
 
 def _interleaved(
-    calls: Mapping[K, Callable[[], object]], rounds: int, batch: int = 1, pids: Mapping[K, int | None] | None = None
-) -> tuple[dict[K, float], dict[K, float]]:
-    """Median wall and CPU seconds per call of each, run ``batch`` times in a row in turn every round.
+    calls: Mapping[K, Call], rounds: int, batch: int, pids: Mapping[K, int | None]
+) -> tuple[dict[K, float], dict[K, float], dict[K, float]]:
+    """Median wall, client CPU and harness CPU seconds per operation of each path.
 
-    The order rotates every round. CPU time is this process's plus that of ``pids[name]``
-    (the harness serving the call), if given.
+    Each round runs ``batch`` operations per path, in an order that rotates every round.
+    Client CPU is this process's; harness CPU that of every thread of ``pids[name]`` (the
+    harness serving the path), 0 without one. A path timed by the harness itself gives its
+    wall time from the harness's clock; its CPU time is measured here all the same.
     """
     wall: dict[K, list[float]] = {name: [] for name in calls}
-    cpu: dict[K, list[float]] = {name: [] for name in calls}
+    client: dict[K, list[float]] = {name: [] for name in calls}
+    harness: dict[K, list[float]] = {name: [] for name in calls}
     names = list(calls)
     for i in range(rounds):
         for name in names[i % len(names) :] + names[: i % len(names)]:
-            call, pid = calls[name], (pids or {}).get(name)
-            c0, h0, t0 = time.process_time(), _cpu_seconds(pid), time.perf_counter()
-            for _ in range(batch):
-                call()
-            t1, c1, h1 = time.perf_counter(), time.process_time(), _cpu_seconds(pid)
-            wall[name].append((t1 - t0) / batch)
-            cpu[name].append((c1 - c0 + h1 - h0) / batch)
-    return ({n: statistics.median(t) for n, t in wall.items()}, {n: statistics.median(t) for n, t in cpu.items()})
+            pid = pids.get(name)
+            # Reading /proc costs this process CPU time too (a JVM has dozens of threads): outside the client's.
+            h0 = _cpu_seconds(pid)
+            c0, t0 = time.process_time(), time.perf_counter()
+            own = calls[name](batch)
+            t1, c1 = time.perf_counter(), time.process_time()
+            h1 = _cpu_seconds(pid)
+            wall[name].append((t1 - t0 if own is None else own) / batch)
+            client[name].append((c1 - c0) / batch)
+            harness[name].append((h1 - h0) / batch)
+    return tuple({n: statistics.median(t) for n, t in d.items()} for d in (wall, client, harness))  # type: ignore[return-value]
 
 
-def throughput(impl: str, rounds: int, batch: int, size: int) -> None:
-    local = load_adapter(impl)
-    shape = (size, size, CHUNK[2])
-    chunk = make_image("natural", size, size, channels=CHUNK[2])
-    command = [sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server", impl]
-    remotes = {label: ExecAdapter(command, framings=offer) for label, offer in OFFERS.items()}
+def _checked(results: Sequence[object]) -> None:
+    failed = [r for r in results if isinstance(r, Exception)]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(results)} calls failed, the first: {failed[0]!r}")
+
+
+def _repeated(call: Callable[[], object]) -> Call:
+    """A path that makes ``call`` n times in a row, each waiting for the one before."""
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            call()
+
+    return run
+
+
+def _pipelined(adapter: ExecAdapter, parsed: object, op: str, args: tuple[Any, ...], window: int) -> Call:
+    """A path that makes n calls with up to ``window`` requests in flight."""
+    many = getattr(adapter, f"{op}_many")
+
+    def run(n: int) -> None:
+        _checked(many(parsed, [args[0]] * n, *args[1:], window=window))
+
+    return run
+
+
+def _in_harness(adapter: ExecAdapter, parsed: object, op: str, args: tuple[Any, ...]) -> Call:
+    """A path timed by the harness itself: the library's own time for n calls in a row (``bench``)."""
+    return lambda n: sum(adapter.bench(parsed, op, n, *args))
+
+
+def _args(op: str, chunk: np.ndarray, data: bytes) -> tuple[Any, ...]:
+    return (chunk,) if op == "encode" else (data, chunk.shape)
+
+
+def _measure(
+    title: str, reference: str, paths: Callable[[str], dict[str, Call]], pids: Mapping[str, int | None],
+    chunk: np.ndarray, data: bytes, rounds: int, batch: int, window: int,
+) -> None:
+    """Time every path (``paths(op)``, the reference first) for encode and decode; print the table and the verdict."""
+    print(f"# {chunk.shape[0]}x{chunk.shape[1]}x{chunk.shape[2]} chunks ({chunk.nbytes} B), JPEG of {len(data)} B; median of "
+          f"{rounds} rounds of {batch} calls in a row per path; pipelined: up to {window} requests in flight")
+    print("# wall x, cpu x: the reference's time per call over the path's (wall-clock; CPU of client + harness);")
+    print("# par x: the reference's CPU time over the larger of client and harness CPU: pipelined, the two work at once,")
+    print("#   so that is the wall x of a machine with a free CPU for each")
+    print(f"{'op':7} {'path':17} {'wall ms':>8} {'MB/s':>7} {'wall x':>7} {'client':>7} {'harness':>7} {'cpu x':>6} {'par x':>6}")
+    verdict = []
+    for op in ("encode", "decode"):
+        calls = paths(op)
+        for call in calls.values():
+            call(2)  # warm up: first-call imports and allocations, a JIT's first compilations
+        wall, client, harness = _interleaved(calls, rounds, batch, pids)
+        ref_wall, ref_cpu = wall[reference], client[reference] + harness[reference]
+        for label in calls:
+            cpu = client[label] + harness[label]
+            par = f"{ref_cpu / max(client[label], harness[label]):6.3f}" if label == "binary pipelined" else f"{'-':>6}"
+            print(f"{op:7} {label:17} {wall[label] * 1e3:8.3f} {chunk.nbytes / wall[label] / 1e6:7.1f} "
+                  f"{ref_wall / wall[label]:7.3f} {client[label] * 1e3:7.3f} {harness[label] * 1e3:7.3f} {ref_cpu / cpu:6.3f} {par}")
+        best = "binary pipelined"
+        verdict.append((op, ref_wall / wall[best], ref_cpu / (client[best] + harness[best]), ref_cpu / max(client[best], harness[best])))
+    met = "met" if all(r >= TARGET for _, r, _, _ in verdict) else "missed"
+    shown = "; ".join(f"{op} {w:.2f}x wall ({c:.2f}x cpu, {p:.2f}x par)" for op, w, c, p in verdict)
+    print(f"{title}: binary pipelined / {reference}: {shown} (target >= {TARGET}x wall: {met})")
+    print()
+
+
+def _protocol_paths(remotes: Mapping[str, ExecAdapter], parsed: Mapping[str, object], op: str, args: tuple[Any, ...],
+                    window: int) -> dict[str, Call]:
+    """JSON lines and binary framing one call at a time, and binary framing pipelined."""
+    paths = {label: _repeated(partial(getattr(a, op), parsed[label], *args)) for label, a in remotes.items()}
+    paths["binary pipelined"] = _pipelined(remotes["binary"], parsed["binary"], op, args, window)
+    return paths
+
+
+def _pids(remotes: Mapping[str, ExecAdapter]) -> dict[str, int | None]:
+    """The harness process behind each path (the in-harness path runs in the binary one)."""
+    pids = {label: a.pid for label, a in remotes.items()}
+    pids["binary pipelined"] = pids["in harness"] = pids["binary"]
+    return pids
+
+
+def _start(title: str, command: Sequence[str], memory_limit: int | None) -> dict[str, ExecAdapter]:
+    """One harness process per framing: the framing is chosen once per process, at start."""
+    remotes: dict[str, ExecAdapter] = {}
     try:
-        targets: dict[str, tuple[Any, object]] = {"in process": (local, local.parse(CODEC))}
-        targets.update({label: (a, a.parse(CODEC)) for label, a in remotes.items()})
-        pids = {label: a.pid for label, a in remotes.items()}
-        for label, adapter in remotes.items():
-            print(f"# {label}: the harness chose {adapter.framing}")
-        data = local.encode(targets["in process"][1], chunk)
-        print(f"# {impl}, {size}x{size}x{CHUNK[2]} chunks ({chunk.nbytes} B), JPEG of {len(data)} B; "
-              f"median of {rounds} rounds of {batch} calls in a row per path")
-        print(f"{'op':7} {'path':11} {'wall ms':>8} {'MB/s':>7} {'wall x':>7} {'cpu ms':>7} {'cpu x':>6}")
-        summary = []
-        for op in ("encode", "decode"):
-            args = (chunk,) if op == "encode" else (data, shape)
-            calls = {k: partial(getattr(a, op), p, *args) for k, (a, p) in targets.items()}
-            for call in calls.values():
-                call()  # warm up: first-call imports and allocations
-            wall, cpu = _interleaved(calls, rounds, batch, pids)
-            for label in calls:
-                print(
-                    f"{op:7} {label:11} {wall[label] * 1e3:8.3f} {chunk.nbytes / wall[label] / 1e6:7.1f} "
-                    f"{wall['in process'] / wall[label]:7.3f} {cpu[label] * 1e3:7.3f} {cpu['in process'] / cpu[label]:6.3f}"
-                )
-            summary.append(f"{op} {wall['in process'] / wall['binary']:.2f}x wall, {cpu['in process'] / cpu['binary']:.2f}x cpu")
-        print(f"binary framing / in process: {'; '.join(summary)} (target >= 0.8x)")
+        for label, offer in OFFERS.items():
+            remotes[label] = ExecAdapter(list(command), framings=offer, memory_limit=memory_limit)
+            print(f"# {title}, {label}: the harness chose {remotes[label].framing} framing")
+    except BaseException:
+        for adapter in remotes.values():
+            adapter.close()
+        raise
+    return remotes
+
+
+def python_server(impl: str, rounds: int, batch: int, size: int, window: int) -> None:
+    """The built-in adapter ``impl`` in this process against itself behind ``harnesses.server``."""
+    local = load_adapter(impl)
+    chunk = make_image("natural", size, size, channels=CHUNK[2])
+    title = f"{impl} (harnesses.server)"
+    remotes = _start(title, [sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server", impl], DEFAULT_MEMORY_LIMIT)
+    try:
+        parsed = {label: a.parse(CODEC) for label, a in remotes.items()}
+        mine = local.parse(CODEC)
+        data = local.encode(mine, chunk)
+        binary = remotes["binary"]
+
+        def paths(op: str) -> dict[str, Call]:
+            args = _args(op, chunk, data)
+            return {
+                "in process": _repeated(partial(getattr(local, op), mine, *args)),
+                **_protocol_paths(remotes, parsed, op, args, window),
+                "in harness": _in_harness(binary, parsed["binary"], op, args),
+            }
+
+        _measure(title, "in process", paths, _pids(remotes), chunk, data, rounds, batch, window)
     finally:
         for adapter in remotes.values():
             adapter.close()
+
+
+def shipped_harness(name: str, rounds: int, batch: int, size: int, window: int) -> None:
+    """A shipped harness through the protocol against its own library timed inside it (``bench``)."""
+    command = harness_command(name)
+    spec = f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses {name}"
+    chunk = make_image("natural", size, size, channels=CHUNK[2])
+    remotes = _start(name, command, spec_memory_limit(spec, DEFAULT_MEMORY_LIMIT))
+    try:
+        parsed = {label: a.parse(CODEC) for label, a in remotes.items()}
+        binary = remotes["binary"]
+        data = binary.encode(parsed["binary"], chunk)
+
+        def paths(op: str) -> dict[str, Call]:
+            args = _args(op, chunk, data)
+            return {"in harness": _in_harness(binary, parsed["binary"], op, args), **_protocol_paths(remotes, parsed, op, args, window)}
+
+        _measure(name, "in harness", paths, _pids(remotes), chunk, data, rounds, batch, window)
+    finally:
+        for adapter in remotes.values():
+            adapter.close()
+
+
+def throughput(impl: str, harnesses: Sequence[str], rounds: int, batch: int, size: int, window: int) -> None:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    shown = ", ".join(f"{x:.2f}" for x in load) if load else "unknown"
+    print(f"# {os.cpu_count()} CPUs; load average {shown} (1, 5, 15 min): other work on the machine slows wake-ups")
+    print()
+    try:
+        python_server(impl, rounds, batch, size, window)
+    except AdapterLoadError as exc:
+        print(f"{impl} not available: {exc}\n")
+    for name in harnesses:
+        try:
+            shipped_harness(name, rounds, batch, size, window)
+        except (Unavailable, KeyError) as exc:
+            print(f"{name} not available: {exc}\n")
 
 
 def reply_reading(sizes_mib: list[int], rounds: int) -> None:
@@ -130,8 +294,8 @@ def reply_reading(sizes_mib: list[int], rounds: int) -> None:
         adapter = ExecAdapter(command, framings=offer, max_reply=cap, memory_limit=None, timeout=600)
         try:
             parsed = adapter.parse(CODEC)
-            calls = {mib: partial(adapter.decode, parsed, b"\xff\xd8", (mib, 1024, 1024)) for mib in sizes_mib}
-            wall, cpu = _interleaved(calls, rounds)
+            calls = {mib: _repeated(partial(adapter.decode, parsed, b"\xff\xd8", (mib, 1024, 1024))) for mib in sizes_mib}
+            wall, cpu, _ = _interleaved(calls, rounds, 1, {})
             first = wall[sizes_mib[0]] / sizes_mib[0]
             for mib in sizes_mib:
                 per_mib = wall[mib] / mib
@@ -187,9 +351,12 @@ def fake_harness(sizes_mib: list[int]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", default="imagecodecs", help="built-in adapter to compare (default: imagecodecs)")
-    parser.add_argument("--rounds", type=int, default=101, help="rounds of the chunk benchmark (default 101)")
-    parser.add_argument("--batch", type=int, default=10, help="calls in a row per path and round (default 10)")
+    parser.add_argument("--impl", default="imagecodecs", help="built-in adapter to serve with harnesses.server (default: imagecodecs)")
+    parser.add_argument("--harness", nargs="*", default=list(HARNESSES), metavar="NAME",
+                        help=f"shipped harnesses to measure (default: {' '.join(HARNESSES)}; none: only the Python server)")
+    parser.add_argument("--rounds", type=int, default=31, help="rounds of the chunk benchmark (default 31)")
+    parser.add_argument("--batch", type=int, default=20, help="calls in a row per path and round (default 20)")
+    parser.add_argument("--window", type=int, default=WINDOW, help=f"requests in flight when pipelined (default {WINDOW})")
     parser.add_argument("--size", type=int, default=CHUNK[0], help="chunk height and width (default 256: 256x256x3)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 32, 128], help="reply sizes in MiB (default 8 32 128)")
     parser.add_argument("--reply-rounds", type=int, default=3, help="rounds per reply size (default 3)")
@@ -197,11 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.fake_harness:
         return fake_harness(args.fake_harness)
-    try:
-        throughput(args.impl, args.rounds, args.batch, args.size)
-    except AdapterLoadError as exc:
-        print(f"{args.impl} not available: {exc}")
-    print()
+    throughput(args.impl, args.harness, args.rounds, args.batch, args.size, args.window)
     reply_reading(args.sizes, args.reply_rounds)
     return 0
 

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"time"
 )
 
 const protocol = 1
@@ -58,6 +59,8 @@ type request struct {
 	Chunk      *array          `json:"chunk"`
 	Data       []byte          `json:"data"`
 	ChunkShape []int           `json:"chunk_shape"`
+	Of         string          `json:"of"`     // bench: the op to time
+	Repeat     int             `json:"repeat"` // bench: how many times
 }
 
 type reply struct {
@@ -78,6 +81,7 @@ type reply struct {
 	Exception   string            `json:"exception,omitempty"`
 	Requirement string            `json:"requirement,omitempty"`
 	Trace       string            `json:"trace,omitempty"`
+	Seconds     []float64         `json:"seconds,omitempty"`
 	Payload     *int              `json:"payload,omitempty"`
 }
 
@@ -137,7 +141,7 @@ func (h *harness) serve(line []byte) (r *reply, binaryNext bool) {
 		return failure(&seq, bad("the request does not fit the protocol: %v", err), ""), h.binary
 	}
 	if payload != nil {
-		if req.Op == "encode" && req.Chunk != nil {
+		if req.Chunk != nil { // encode, or bench of encode
 			req.Chunk.Data = payload
 		} else {
 			req.Data = payload
@@ -225,6 +229,8 @@ func (h *harness) dispatch(req *request) (*reply, error) {
 		handle := strconv.Itoa(len(h.handles) + 1)
 		h.handles[handle] = cfg
 		return &reply{Handle: handle}, nil
+	case "bench":
+		return h.bench(req)
 	case "encode":
 		cfg, err := h.config(req.Handle)
 		if err != nil {
@@ -253,6 +259,36 @@ func (h *harness) dispatch(req *request) (*reply, error) {
 		return &reply{Chunk: &array{Shape: req.ChunkShape, Dtype: "uint8", Data: samples}}, nil
 	}
 	return nil, bad("unknown op %q", req.Op)
+}
+
+// maxRepeat bounds a bench request: a client's slip must not hold the harness for hours.
+const maxRepeat = 100000
+
+// bench does what the encode or decode request it names does, repeat times in a row, and
+// replies with the seconds each took on the monotonic clock: the library's own speed in
+// this process, which the protocol benchmark compares its throughput through the protocol with.
+func (h *harness) bench(req *request) (*reply, error) {
+	if req.Repeat < 1 || req.Repeat > maxRepeat {
+		return nil, bad("bench: repeat must be 1 to %d, got %d", maxRepeat, req.Repeat)
+	}
+	var call func() error
+	switch req.Of {
+	case "encode", "decode":
+		one := *req
+		one.Op = req.Of
+		call = func() error { _, err := h.dispatch(&one); return err }
+	default:
+		return nil, bad("bench: of must be \"encode\" or \"decode\", got %q", req.Of)
+	}
+	seconds := make([]float64, req.Repeat)
+	for i := range seconds {
+		start := time.Now() // carries a monotonic reading; Since uses it
+		if err := call(); err != nil {
+			return nil, err
+		}
+		seconds[i] = time.Since(start).Seconds()
+	}
+	return &reply{Seconds: seconds}, nil
 }
 
 func (h *harness) start(req *request) (*reply, error) {

@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -124,7 +125,8 @@ public final class Harness {
             }
             byte[] payload = wire.readPayload(n);
             Object chunk = request.get("chunk");
-            Map<String, Object> holder = "encode".equals(request.get("op")) && chunk instanceof Map ? (Map<String, Object>) chunk : request;
+            // The chunk's samples (encode, or bench of encode), else the stream.
+            Map<String, Object> holder = chunk instanceof Map ? (Map<String, Object>) chunk : request;
             holder.put("data", payload);
         }
         return request;
@@ -208,7 +210,40 @@ public final class Harness {
         if ("decode".equals(op)) {
             return decode(config(request), bytes(request, "data"), request.get("chunk_shape"));
         }
+        if ("bench".equals(op)) {
+            return bench(request);
+        }
         throw new BadRequest("unknown op " + Json.show(op));
+    }
+
+    /** Bounds a bench request: a client's slip must not hold the harness for hours. */
+    private static final int MAX_REPEAT = 100_000;
+
+    /**
+     * Does what the encode or decode request named by {@code of} does, {@code repeat} times in a
+     * row, and replies with the seconds each took ({@link System#nanoTime}): the library's own
+     * speed in this JVM, which the protocol benchmark compares its throughput through the protocol with.
+     */
+    private Map<String, Object> bench(Map<String, Object> request) throws Rejection, IOException {
+        Object of = request.get("of");
+        Integer repeat = Config.integer(request.get("repeat"));
+        if (repeat == null || repeat < 1 || repeat > MAX_REPEAT) {
+            throw new BadRequest("bench: repeat must be 1 to " + MAX_REPEAT + ", got " + Json.show(request.get("repeat")));
+        }
+        if (!"encode".equals(of) && !"decode".equals(of)) {
+            throw new BadRequest("bench: of must be \"encode\" or \"decode\", got " + Json.show(of));
+        }
+        Map<String, Object> one = new LinkedHashMap<>(request);
+        one.put("op", of);
+        List<Double> seconds = new ArrayList<>(repeat);
+        for (int i = 0; i < repeat; i++) {
+            long start = System.nanoTime();
+            dispatch(one);
+            seconds.add((System.nanoTime() - start) / 1e9);
+        }
+        Map<String, Object> reply = new LinkedHashMap<>();
+        reply.put("seconds", seconds);
+        return reply;
     }
 
     private Map<String, Object> start(Map<String, Object> request) {
