@@ -27,8 +27,9 @@ Q01 = '[JPEG-Q-01 MUST] "quality (integer, required): the JPEG encoding quality,
 
 
 def _rec(impl: str, case: str, outcome: str, reqs: list[str], message: str = "", **metrics: Any) -> dict[str, Any]:
+    module = "test_parse.py::test_parse" if case.startswith("config.") else "test_x.py::test_x"
     return {"format_version": 1, "implementation": impl, "case": case, "outcome": outcome, "requirements": reqs,
-            "level": "MUST", "message": message, "metrics": metrics, "test": f"suites/x.py::t[{impl}-{case}]"}
+            "level": "MUST", "message": message, "metrics": metrics, "test": f"{module}[{impl}-{case}]"}
 
 
 def _records() -> list[dict[str, Any]]:
@@ -66,13 +67,14 @@ def _write_folder(folder: Path, records: list[dict[str, Any]], *, with_meta: boo
         lines = [json.dumps(r) for r in recs]
         (folder / "results" / f"{impl}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         if with_meta:
-            meta = {"format_version": 1, "spec": impl, "name": impl, "available": True, "roles": ["decode", "encode"],
-                    "versions": {"lib": f"{order + 1}.0"}, "run": {"order": order, "returncode": 1, "timed_out": False, "seconds": 1.5}}
+            meta = {"format_version": 2, "spec": impl, "name": impl, "available": True, "roles": ["decode", "encode"],
+                    "versions": {"lib": f"{order + 1}.0", "parse": "shared shim"}, "kind": "library", "language": "Rust",
+                    "run": {"order": order, "returncode": 1, "timed_out": False, "seconds": 1.5}}
             (folder / "results" / f"{impl}.meta.json").write_text(json.dumps(meta), encoding="utf-8")
     if with_meta:
-        gone = {"format_version": 1, "spec": "gamma", "name": "gamma", "available": False, "reason": "cannot import 'gammajpeg'", "run": {"order": 9}}
+        gone = {"format_version": 2, "spec": "gamma", "name": "gamma", "available": False, "reason": "cannot import 'gammajpeg'", "run": {"order": 9}}
         (folder / "results" / "gamma.meta.json").write_text(json.dumps(gone), encoding="utf-8")
-        (folder / "environment.json").write_text(json.dumps({"format_version": 1, "generated": "2026-11-30 00:00 UTC", "python": "CPython 3.11"}))
+        (folder / "environment.json").write_text(json.dumps({"format_version": 2, "generated": "2026-11-30 00:00 UTC", "python": "CPython 3.11"}))
         tp = throughput.measure([_Fake("alpha"), _Fake("beta", rgb=False)], size=32, repeats=3)
         (folder / "throughput.json").write_text(json.dumps(tp))
     return folder
@@ -117,8 +119,10 @@ def test_failure_is_charged_to_the_requirement_it_names(matrix: model.Matrix) ->
     assert alpha["JPEG-X-05"].counts == {"warn": 1}
     # The warning did not stop the test: the other requirements of the case held.
     assert alpha["JPEG-ECS-05"].counts == {"pass": 1}
-    assert beta["JPEG-Q-01"].outcome == "fail"
-    assert [c.case for c in beta["JPEG-Q-01"].cases] == ["config.quality.zero"]
+    # Configuration cases are the parser's: not in the rows' cells, once in the parser's.
+    assert "JPEG-Q-01" not in beta and "JPEG-Q-01" not in alpha
+    parsed = matrix.parser_cells["shared shim"]["JPEG-Q-01"]
+    assert parsed.outcome == "fail" and [(c.implementation, c.case) for c in parsed.cases] == [("beta", "config.quality.zero")]
     # An optional feature rejected: charged to the MAY it names; DCS-03 was never reached.
     assert alpha["JPEG-DCS-05"].counts == {"unsupported": 1}
     assert "JPEG-DCS-03" not in alpha
@@ -132,7 +136,7 @@ def test_implementations_totals_and_availability(matrix: model.Matrix) -> None:
     gamma = matrix.implementations[2]
     assert not gamma.available and "gammajpeg" in gamma.run_problem
     assert matrix.totals("alpha") == {"pass": 5, "warn": 1, "unsupported": 2, "fail": 1}
-    assert dict(matrix.implementations[0].versions) == {"lib": "1.0"}
+    assert dict(matrix.implementations[0].versions) == {"lib": "1.0", "parse": "shared shim"}
     assert sum(1 for c in matrix.cases["beta"].values() if c.known) == 1
 
 
@@ -168,21 +172,32 @@ def test_spec_notes_carry_evidence(matrix: model.Matrix) -> None:
 def test_matrix_json(matrix: model.Matrix) -> None:
     doc = json.loads(json.dumps(model.to_json(matrix)))
     assert doc["format_version"] == model.FORMAT_VERSION
-    assert doc["cells"]["beta"]["JPEG-Q-01"]["outcome"] == "fail"
+    assert "JPEG-Q-01" not in doc["cells"]["beta"]
+    (parser,) = doc["parsers"]
+    assert parser["parser"] == "shared shim" and parser["rows"] == ["alpha", "beta"]
+    assert parser["cases"]["config.quality.zero"] == {"outcome": "varies", "writer_setting": True, "rows": {"alpha": "pass", "beta": "fail"}}
+    assert parser["cells"]["JPEG-Q-01"]["outcome"] == "fail"
+    alpha = doc["implementations"][0]
+    assert (alpha["kind"], alpha["language"], alpha["group"], alpha["parser"]) == ("library", "Rust", "library", "shared shim")
     assert doc["cases"]["beta"]["config.name.uppercase"]["known"] is True
     assert doc["throughput"]["results"] and doc["cross"]["encoders"] == ["alpha", "beta"]
     assert {t["section"] for t in doc["topics"]} >= {"Codec name", "Interpretation"}
 
 
-def test_tests_without_implementation_are_shown_once() -> None:
-    """The store suite takes no impl: each implementation's run repeats it; the matrix shows it once."""
-    def shared(outcome: str) -> model.CaseResult:
-        return model.CaseResult(model.NO_IMPL, "store.gray-2d", outcome, "MUST", ("JPEG-DEC-03",), "", {})
+def test_tests_without_implementation_are_the_corpus_checks_shown_once() -> None:
+    """Tests that take no impl are no row: the corpus's own checks, once per case (the worst outcome)."""
+    def corpus(outcome: str) -> model.CaseResult:
+        return model.CaseResult(model.NO_IMPL, "stores.store_holds_its_data[gray-2d]", outcome, "MUST", ("JPEG-DEC-03",), "", {})
 
-    m = model.build([shared("pass"), shared("fail"), shared("pass")])
-    assert [i.name for i in m.implementations] == [model.SHARED]
-    assert list(m.cases[model.SHARED]) == ["store.gray-2d"]
-    assert m.cases[model.SHARED]["store.gray-2d"].outcome == "fail"
+    impl = model.CaseResult("alpha", "roundtrip.x", "pass", "MUST", ("JPEG-DEC-03",), "", {})
+    m = model.build([corpus("pass"), corpus("fail"), impl, corpus("pass")])
+    assert [i.name for i in m.implementations] == ["alpha"]
+    assert list(m.corpus) == ["stores.store_holds_its_data[gray-2d]"] and m.corpus["stores.store_holds_its_data[gray-2d]"].outcome == "fail"
+    assert m.cells["alpha"]["JPEG-DEC-03"].counts == {"pass": 1}  # the corpus check is no evidence of alpha's
+    assert model.to_json(m)["corpus_checks"]["stores.store_holds_its_data[gray-2d]"]["outcome"] == "fail"
+    html, md = render_html.render(m), render_md.render(m)
+    assert 'id="corpus"' in html and "1 checks: 1 fail" in html and "## The corpus's own checks" in md
+    assert "(no --impl)" not in html + md
 
 
 def test_cut_short_last_line_is_skipped_only_when_the_run_was_stopped(tmp_path: Path) -> None:
@@ -364,7 +379,7 @@ class _Page(HTMLParser):
         ids = [x.get("id", "") for _, x in self.stack]
         if tag == "section" and a.get("id") and "section" not in inside:
             self.sections.append(a["id"])
-        if tag == "table" and "matrix" in a.get("class", "") and "requirements" in ids:
+        if tag == "tr" and "group-head" in a.get("class", "") and "requirements" in ids:
             self.topic_tables += 1
         if tag == "details" and any("cell" in x.get("class", "") for _, x in self.stack):
             self.details_in_cells += 1
@@ -391,8 +406,9 @@ def test_html_structure(matrix: model.Matrix) -> None:
     html = render_html.render(matrix)
     page = _Page()
     page.feed(html)
-    assert page.sections == ["summary", "requirements", "cross", "rate-distortion", "throughput", "spec-notes", "environment"]
-    assert page.topic_tables == len(matrix.topics)
+    assert page.sections == ["summary", "parsing", "protection", "requirements", "cross", "rate-distortion", "throughput",
+                             "spec-notes", "corpus", "environment"]
+    assert page.topic_tables == len(matrix.topics)  # one heading row per section of the spec
     assert page.svgs >= 3  # rate-distortion per mode and throughput bars
     assert page.details_in_cells >= 3
     assert page.scripts == page.links == 0 and page.external == []
@@ -412,10 +428,11 @@ def test_html_escapes_what_implementations_write() -> None:
 
 def test_markdown(matrix: model.Matrix) -> None:
     md = render_md.render(matrix)
-    for heading in ("## Summary", "## Requirements", "### Codec name", "## Encoder × decoder", "## Rate–distortion",
-                    "## Throughput", "## Spec notes", "## Environment"):
+    for heading in ("## Summary", "## Configuration parsing, once per parser", "## What a codec author must add",
+                    "## Requirements", "### Codec name", "## Encoder × decoder", "## Rate–distortion", "## Throughput",
+                    "## Spec notes", "## The corpus's own checks", "## Environment"):
         assert heading in md
-    assert "beta: `config.quality.zero` **fail**" in md
+    assert "- `config.quality.zero` (writer setting) varies: alpha pass, beta fail" in md
     assert "(known failure)" in md
     assert "| alpha | " in md
 
@@ -441,16 +458,18 @@ def test_compare(matrix: model.Matrix) -> None:
     old = model.to_json(matrix)
     new = json.loads(json.dumps(old))
     new["cases"]["beta"]["config.quality.zero"]["outcome"] = "pass"
-    new["cells"]["beta"]["JPEG-Q-01"]["outcome"] = "pass"
+    new["parsers"][0]["cells"]["JPEG-Q-01"]["outcome"] = "pass"
+    new["cells"]["alpha"]["JPEG-X-05"]["outcome"] = "pass"
     new["cases"]["alpha"]["config.new.case"] = {"outcome": "fail"}
     del new["cases"]["alpha"]["chunk.dims.width-65535"]
-    new["implementations"][0]["versions"] = {"lib": "1.1"}
+    new["implementations"][0]["versions"] = {"lib": "1.1", "parse": "shared shim"}
     text = compare.compare(old, new)
     assert "| `config.quality.zero` | fail | pass | better |" in text
-    assert "| JPEG-Q-01 | fail | pass |" in text
+    assert "| JPEG-X-05 | warn | pass |" in text
+    assert "## parser shared shim" in text and "| JPEG-Q-01 | fail | pass |" in text
     assert "New cases (1)" in text and "`config.new.case`" in text
     assert "Removed cases (1)" in text and "`chunk.dims.width-65535`" in text
-    assert "**alpha** versions: lib 1.0 → lib 1.1" in text
+    assert "**alpha** versions: lib 1.0, parse shared shim → lib 1.1, parse shared shim" in text
     assert "No changes" in compare.compare(old, old)
 
 
