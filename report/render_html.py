@@ -11,7 +11,7 @@ from .. import __version__
 from . import svg
 from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Cell, Implementation, Matrix
 from .parsing import ParserGroup
-from .rows import GROUPS, describe_classification
+from .rows import GROUPS, SHORT, describe_classification
 from .wording import (
     COLUMNS,
     MEANING,
@@ -98,7 +98,12 @@ table.summary td.parser { font-size: 12px; }
 table.summary th.narrow { max-width: 90px; font-size: 12px; }
 table.matrix th.impl { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; font-size: 12px;
   vertical-align: bottom; text-align: left; padding: 6px 2px; }
-table.matrix th.grp { text-align: center; font-size: 11.5px; background: #e8e4f0; font-weight: 600; }
+table.matrix th.grp { text-align: center; font-size: 11.5px; background: #e8e4f0; font-weight: 600; white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; max-width: 0; }
+table.requirements thead th { box-shadow: inset 0 -1px 0 #bbb; }
+/* Sticky header cells carry their own borders: collapsed borders stay behind when the header sticks. */
+table.requirements { border-collapse: separate; border-spacing: 0; border-top: 1px solid #d4d4d4; border-left: 1px solid #d4d4d4; }
+table.requirements th, table.requirements td { border-width: 0 1px 1px 0; }
 table.matrix td.cell { position: relative; padding: 3px 4px; }
 table.requirements td.cell .count, table.cross td.cell .count { font-size: 11px; letter-spacing: -0.2px; }
 table.requirements td.cell, table.cross td.cell { padding: 3px 2px 3px 3px; }
@@ -256,7 +261,7 @@ def worst_of(counts: Mapping[str, int]) -> str:
 def _impl_head(m: Matrix) -> tuple[str, list[Implementation]]:
     """Two header rows' cells for the implementation columns: group headings, then names."""
     groups = m.groups()
-    top = "".join(f'<th class="grp" colspan="{len(impls)}">{_e(GROUPS[g][0])}</th>' for g, impls in groups)
+    top = "".join(f'<th class="grp" colspan="{len(impls)}" title="{_e(GROUPS[g][0])}">{_e(SHORT[g])}</th>' for g, impls in groups)
     order = [i for _, impls in groups for i in impls]
     names = "".join(f'<th class="impl" title="{_e(i.kind)} · {_e(i.language)}">{_e(i.name)}</th>' for i in order)
     return f"<tr>{top}</tr><tr>{names}</tr>", order

@@ -43,6 +43,8 @@ GROUPS: dict[str, tuple[str, str]] = {
         "project's stream handling is added, so the row shows what the library itself does.",
     ),
 }
+#: The groups' names over the columns of a matrix, where a group may be one column wide.
+SHORT: dict[str, str] = {"project": "this project's codec", "codec": "Zarr codecs", "library": "libraries, as a codec author calls them"}
 #: The parser of this project's codec (core.config), which the built-ins use (backends/base.py)
 #: and the Python library adapters say they share.
 PROJECT_PARSER = LIBRARY_PARSER
@@ -142,6 +144,7 @@ def label(kind: str, language: str) -> str:
 
 __all__ = [
     "GROUPS",
+    "SHORT",
     "PARSE_PREFIX",
     "PROJECT_PARSER",
     "decode_only",

@@ -13,6 +13,7 @@ import sys
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-from zarr_jpeg_conformance.report import compare, model, render_html, render_md, run, svg, throughput, wording
+from zarr_jpeg_conformance.corpus import registry
+from zarr_jpeg_conformance.report import (
+    compare,
+    model,
+    protection,
+    render_html,
+    render_md,
+    run,
+    svg,
+    throughput,
+    wording,
+)
+from zarr_jpeg_conformance.report import rows as rows_mod
 from zarr_jpeg_conformance.report.__main__ import main
 
 Q01 = '[JPEG-Q-01 MUST] "quality (integer, required): the JPEG encoding quality, in the range 1–100."'
@@ -551,34 +564,187 @@ def test_pytest_command_selects_suites() -> None:
     assert run.file_stem("exec:node harness.mjs --decoder jpeg-js") == "exec_node_harness.mjs_--decoder_jpeg-js"
 
 
-def _first_builtin() -> str | None:
-    for name in ("imagecodecs", "pillow", "turbojpeg"):
-        if run.probe(name).get("available"):
-            return name
-    return None
+def _builtins(count: int) -> list[str]:
+    return [n for n in ("imagecodecs", "pillow", "turbojpeg") if run.probe(n).get("available")][:count]
 
 
 def test_cli_end_to_end(tmp_path: Path) -> None:
-    """The real command from an unrelated folder: one implementation, a subset of the suites."""
-    impl = _first_builtin()
-    if impl is None:
-        pytest.skip("no built-in adapter's backend is installed")
+    """The real command from an unrelated folder: two implementations two at a time, a subset of
+    the suites, the corpus's own checks once in a run of their own."""
+    impls = _builtins(2)
+    if len(impls) < 2:
+        pytest.skip("fewer than two built-in adapters' backends are installed")
     out = tmp_path / "matrix"
     done = subprocess.run(
-        [sys.executable, "-m", "zarr_jpeg_conformance.report", "--out", str(out), "--impl", impl, "--impl", "no-such-impl",
-         "-k", "parse or bitstream", "--repeats", "1", "--throughput-size", "64"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False,
+        [sys.executable, "-m", "zarr_jpeg_conformance.report", "--out", str(out), *(f"--impl={i}" for i in impls),
+         "--impl", "no-such-impl", "-k", "parse or bitstream or schema", "--jobs", "2", "--repeats", "1", "--throughput-size", "64"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert f"[1/2] {impl}: loading" in done.stderr and "running the suites" in done.stderr
+    assert f"[1/3] {impls[0]} (" in done.stderr and "running the suites" in done.stderr
+    assert "2 run(s) at a time" in done.stderr
     doc = json.loads((out / "matrix.json").read_text())
-    impls = {i["name"]: i for i in doc["implementations"]}
-    assert impls[impl]["run_problem"] == "" and impls[impl]["versions"]
-    assert not impls["no-such-impl"]["available"] and "unknown adapter" in impls["no-such-impl"]["reason"]
-    cases = doc["cases"][impl]
+    # The order of the --impl options, whichever run ended first.
+    assert [i["name"] for i in doc["implementations"]] == [*impls, "no-such-impl"]
+    by_name = {i["name"]: i for i in doc["implementations"]}
+    first = by_name[impls[0]]
+    assert first["run_problem"] == "" and first["versions"] and first["group"] == "project" and first["kind"] == "codec"
+    assert not by_name["no-such-impl"]["available"] and "unknown adapter" in by_name["no-such-impl"]["reason"]
+    cases = doc["cases"][impls[0]]
     assert any(c.startswith("config.") for c in cases) and any(c.startswith("bitstream.") for c in cases)
     assert not any(c.startswith("roundtrip.") for c in cases)  # -k reached pytest
-    assert {r["implementation"] for r in doc["throughput"]["results"]} == {impl}
+    # The corpus's own checks ran once, in their own run, and are no row.
+    assert doc["corpus_checks"] and all(c.startswith("schema.") for c in doc["corpus_checks"])
+    for name in impls:
+        lines = (out / "results" / f"{name}.jsonl").read_text().splitlines()
+        assert lines and all(json.loads(line)["implementation"] == name for line in lines)
+    assert {json.loads(line)["implementation"] for line in (out / "results" / "corpus-checks.jsonl").read_text().splitlines()} == {"-"}
+    (parser,) = doc["parsers"]
+    assert parser["rows"] == impls  # both parse with core.config: their configuration cases shown once
+    assert {r["implementation"] for r in doc["throughput"]["results"]} == set(impls)
     page = _Page()
     page.feed((out / "matrix.html").read_text())
-    assert "requirements" in page.sections and page.external == []
+    assert {"requirements", "parsing", "corpus"} <= set(page.sections) and page.external == []
+
+
+# ---------------------------------------------------------------- rows, parsers, readers, protection
+
+
+def _impl(name: str, *, spec: str = "", kind: str = "library", language: str = "Rust",
+          roles: tuple[str, ...] = ("decode", "encode"), parse: str = "shim") -> model.Implementation:
+    return model.Implementation(name=name, spec=spec or name, roles=roles, versions={"parse": parse} if parse else {},
+                                kind=kind, language=language)
+
+
+def _result(impl: str, case: str, outcome: str, reqs: tuple[str, ...], message: str = "") -> model.CaseResult:
+    test = "test_parse.py::test_parse[x]" if case.startswith("config.") else "test_decode_streams.py::test_x[x]"
+    return model.CaseResult(impl, case, outcome, "MUST", reqs, message, {}, test=test)
+
+
+def test_rows_are_grouped_under_their_headings_and_labelled() -> None:
+    impls = [_impl("libx"), _impl("zarrs", spec="exec:zarrs-harness", kind="codec"),
+             _impl("pillow", kind="codec", language="Python", parse="")]
+    m = model.build([_result(i.name, "stream.reference.a", "pass", ("JPEG-DEC-01",)) for i in impls], implementations=impls)
+    assert [(g, [i.name for i in rows]) for g, rows in m.groups()] == [("project", ["pillow"]), ("codec", ["zarrs"]),
+                                                                       ("library", ["libx"])]
+    assert m.implementations[2].parser == rows_mod.PROJECT_PARSER  # the built-ins parse with core.config
+    html = render_html.render(m)
+    headings = [rows_mod.GROUPS[g][0] for g in ("project", "codec", "library")]
+    positions = [html.index(escape(h)) for h in headings]
+    assert positions == sorted(positions)
+    assert "library · Rust" in html and "codec · Python" in html
+    doc = model.to_json(m)
+    assert [(i["name"], i["group"], i["kind"], i["language"]) for i in doc["implementations"]] == [
+        ("libx", "library", "library", "Rust"), ("zarrs", "codec", "codec", "Rust"), ("pillow", "project", "codec", "Python")]
+    md = render_md.render(m)
+    assert all(f"### {h}" in md for h in headings)
+
+
+def test_parse_cases_are_shown_once_per_parser() -> None:
+    impls = [_impl("a"), _impl("b"), _impl("c"), _impl("own", parse="")]
+    results = [_result(n, "config.name.uppercase", "pass", ("JPEG-NAME-01",)) for n in ("a", "b", "c")]
+    results.append(_result("own", "config.name.uppercase", "fail", ("JPEG-NAME-01",), "fail: [JPEG-NAME-01 MUST] x"))
+    results += [_result("a", "config.quality.zero", "pass", ("JPEG-Q-01",)), _result("b", "config.quality.zero", "pass", ("JPEG-Q-01",)),
+                _result("c", "config.quality.zero", "unsupported", ("JPEG-Q-01",), "unsupported: refused [JPEG-Q-01]")]
+    m = model.build(results, implementations=impls)
+    assert [(g.parser, g.rows) for g in m.parsers] == [("shim", ["a", "b", "c"]), ("own's own parser", ["own"])]
+    shim = m.parsers[0]
+    assert shim.cases["config.name.uppercase"].outcome == "pass"
+    assert m.parser_cells["shim"]["JPEG-NAME-01"].counts == {"pass": 1}  # once, not once per row
+    assert shim.cases["config.quality.zero"].varies
+    assert m.parser_cells["shim"]["JPEG-Q-01"].counts == {"pass": 2, "unsupported": 1}  # a case that varies: each row
+    assert m.parser_cells["own's own parser"]["JPEG-NAME-01"].outcome == "fail"
+    assert not any("JPEG-NAME-01" in cells for cells in m.cells.values())
+    html = render_html.render(m)
+    assert 'id="parser-shim"' in html and "a, b, c" in html
+    assert "Tested at parse only, once per parser: shim ✔ 1; own&#x27;s own parser ✘ 1 fail" in html
+    # Rows whose versions name different parsers are not folded together.
+    apart = model.build(results, implementations=[_impl("a", parse="p1"), _impl("b", parse="p2"), _impl("c"), _impl("own", parse="")])
+    assert len(apart.parsers) == 4
+
+
+def test_writer_settings_are_counted_apart_for_a_reader_only() -> None:
+    assert rows_mod.writer_setting("config.quality.zero") and rows_mod.writer_setting("config.subsampling.rgb-420")
+    assert not rows_mod.writer_setting("config.quality.min")  # valid: a reader must accept it to open the array
+    assert not rows_mod.writer_setting("config.structure.configuration-array")  # the whole object is malformed
+    assert not rows_mod.writer_setting("config.name.uppercase") and not rows_mod.writer_setting("config.decoded-color-space.bgr")
+    results = []
+    for name in ("viewer", "writer"):
+        results += [_result(name, "config.quality.zero", "fail", ("JPEG-Q-01",), "fail: [JPEG-Q-01 MUST] accepted"),
+                    _result(name, "config.name.uppercase", "pass", ("JPEG-NAME-01",)),
+                    _result(name, "stream.reference.a", "pass", ("JPEG-DEC-01",))]
+    impls = [_impl("viewer", roles=("decode",), parse="p1"), _impl("writer", parse="p2")]
+    m = model.build(results, implementations=impls)
+    viewer, writer = impls
+    assert m.judged_totals("viewer") == {"pass": 2} and m.writer_totals("viewer") == {"fail": 1}
+    assert m.judged_totals("writer") == {"pass": 2, "fail": 1} and not m.writer_totals("writer")
+    assert wording.verdict(m, viewer) == "as a reader, meets every MUST tested; writer settings at parse: 1 fail (counted apart)"
+    assert wording.verdict(m, writer) == "does not conform: 1 fail"
+    assert wording.short_verdict(m, viewer) == "as a reader: meets every MUST tested"
+    doc = {i["name"]: i for i in model.to_json(m)["implementations"]}
+    assert doc["viewer"]["decode_only"] and doc["viewer"]["writer_setting_totals"] == {"fail": 1}
+    assert doc["viewer"]["totals"] == {"fail": 1, "pass": 2}  # everything is still in the totals
+    assert '<td class="o-fail">1 fail</td>' in render_html.render(m)
+
+
+def test_core_protection_is_what_every_builtin_holds_and_the_library_does_not() -> None:
+    impls = [_impl("pillow", kind="codec", language="Python", parse=""), _impl("turbojpeg", kind="codec", language="Python", parse=""),
+             _impl("libx")]
+    dim = "fail: [JPEG-DIM-03 MUST] x\n    observed: cropped"
+    results = [
+        *(_result(b, "stream.malformed.a", "pass", ("JPEG-DIM-03", "JPEG-DEC-01")) for b in ("pillow", "turbojpeg")),
+        _result("libx", "stream.malformed.a", "fail", ("JPEG-DIM-03", "JPEG-DEC-01"), dim),
+        _result("pillow", "stream.malformed.b", "pass", ("JPEG-DIM-03",)),
+        _result("turbojpeg", "stream.malformed.b", "fail", ("JPEG-DIM-03",), dim),  # a built-in fails it too: not the core's
+        _result("libx", "stream.malformed.b", "fail", ("JPEG-DIM-03",), dim),
+        *(_result(n, "stream.malformed.c", o, ("JPEG-X-07",), "warn: [JPEG-X-07 SHOULD] x" if o == "warn" else "")
+          for n, o in (("pillow", "pass"), ("turbojpeg", "pass"), ("libx", "warn"))),  # a SHOULD: no MUST broken
+        *(_result(b, "stream.malformed.d", "pass", ("JPEG-DEC-01",)) for b in ("pillow", "turbojpeg")),
+        _result("libx", "stream.malformed.d", "error", ("JPEG-DEC-01",), "error: RuntimeError: boom"),
+        *(_result(b, "config.quality.zero", "pass", ("JPEG-Q-01",)) for b in ("pillow", "turbojpeg")),
+        _result("libx", "config.quality.zero", "fail", ("JPEG-Q-01",), "fail: [JPEG-Q-01 MUST] x"),  # the parser's, not the library's
+        _result("libx", "stream.malformed.e", "fail", ("JPEG-DIM-03",), dim),  # no built-in ran it
+    ]
+    m = model.build(results, implementations=impls)
+    assert list(m.protection) == ["libx"]
+    assert m.protection["libx"] == [protection.Protection("JPEG-DIM-03", ("stream.malformed.a",), ("pillow", "turbojpeg")),
+                                    protection.Protection("error", ("stream.malformed.d",), ("pillow", "turbojpeg"))]
+    doc = {i["name"]: i for i in model.to_json(m)["implementations"]}
+    assert doc["libx"]["core_protection"][0] == {"charged_to": "JPEG-DIM-03", "cases": ["stream.malformed.a"],
+                                                  "reference": ["pillow", "turbojpeg"]}
+    assert "core_protection" not in doc["pillow"]
+    html = render_html.render(m)
+    section = html[html.index('id="protection"'):html.index('id="requirements"')]
+    assert "DIM-03" in section and "stream.malformed.a" in section and "stream.malformed.b" not in section
+    assert "| libx | 2 | 1 | 1 |" in render_md.render(m)
+
+
+def test_spec_note_evidence_is_only_what_probes_the_note() -> None:
+    results = [_result("a", "roundtrip.fidelity[ycbcr-411-natural-q90]", "pass", ("JPEG-X-04",)),
+               _result("a", "config.optional.luma-4x4", "unsupported", ("JPEG-X-04", "JPEG-SUB-01"), "unsupported: x"),
+               _result("a", "config.optional.luma-3x1", "pass", ("JPEG-X-04",)),
+               _result("a", "config.subsampling.all-equal-2x2", "pass", ("JPEG-SUB-03",)),
+               _result("a", "config.subsampling.chroma-cb-2x1", "pass", ("JPEG-SUB-03",)),
+               _result("a", "stream.malformed.color-into-gray-chunk", "warn", ("JPEG-X-18",), "warn: [JPEG-X-18 SHOULD] x")]
+    notes = {n.id: n for n in model.build(results).notes}
+    assert {"JPEG-MCU-02", "JPEG-SUB-03", "JPEG-X-17", "JPEG-X-18", "JPEG-X-19", "JPEG-X-20", "JPEG-ENC-01"} <= set(notes)
+    assert set(notes) <= set(registry.requirements())
+
+    def cases(note: str) -> list[str]:
+        return sorted(c.case for by_o in notes[note].evidence.values() for cs in by_o.values() for c in cs)
+
+    # X-04 is cited by every optional-factor case; its note is about the factors beyond one interleaved MCU.
+    assert cases("JPEG-X-04") == ["config.optional.luma-4x4"]
+    assert cases("JPEG-MCU-02") == ["config.optional.luma-3x1"]  # factor 3: a 24-sample MCU
+    assert cases("JPEG-SUB-03") == ["config.subsampling.all-equal-2x2"]
+    assert cases("JPEG-X-18") == ["stream.malformed.color-into-gray-chunk"]
+    assert "96" in notes["JPEG-MCU-02"].text
+
+
+def test_a_failure_is_shown_before_a_warning_of_the_same_case() -> None:
+    message = ('warn: [JPEG-X-07 SHOULD] "A decoder SHOULD reject a truncated stream"\n    observed: partial chunk\n'
+               'fail: [JPEG-DIM-03 MUST] "A decoder reshapes the decoded samples by the chunk shape."\n    observed: 8 rows short')
+    r = _result("a", "stream.malformed.t", "fail", ("JPEG-X-07", "JPEG-DIM-03"), message)
+    assert r.summary().startswith("[JPEG-DIM-03]") and r.summary().index("8 rows short") < r.summary().index("partial chunk")
+    html = render_html.render(model.build([r]))
+    assert html.index("8 rows short") < html.index("partial chunk")
