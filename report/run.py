@@ -291,25 +291,29 @@ def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> l
     metas = _probe_all(specs, options.jobs)
     ready = [m["spec"] for m in metas if m.get("available")]
     stop = threading.Event()
-    tasks: list[Callable[[], Any]] = []
+    # (the run, the implementation's order and meta if it is one's)
+    tasks: list[tuple[Callable[[], Any], int, dict[str, Any] | None]] = []
     if len(ready) >= 2 and _wants_cross(options):
         # The longest run first: every encoder x decoder pair in one session.
-        tasks.append(lambda: run_cross(ready, out, options, log, stop))
+        tasks.append((lambda: run_cross(ready, out, options, log, stop), -1, None))
     for order, meta in enumerate(metas):
-        tasks.append(functools.partial(_run_one, order, len(metas), meta, results_dir, options, log, stop))
+        tasks.append((functools.partial(_run_one, order, len(metas), meta, results_dir, options, log, stop), order, meta))
     if _wants_corpus(options):
-        tasks.append(lambda: run_corpus(out, options, log, stop))
+        tasks.append((lambda: run_corpus(out, options, log, stop), -1, None))
     interrupted: Interrupted | None = None
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        futures = [pool.submit(task) for task in tasks]
+        futures = [(pool.submit(task), order, meta) for task, order, meta in tasks]
         try:
-            while not all(f.done() for f in futures):
-                wait(futures, timeout=0.5)
+            while not all(f.done() for f, _, _ in futures):
+                wait([f for f, _, _ in futures], timeout=0.5)
         except KeyboardInterrupt:
             stop.set()
-            for f in futures:
-                f.cancel()
-        for f in futures:
+            for f, order, meta in futures:
+                if f.cancel() and meta is not None:
+                    # Never started: its row says so, rather than showing only its cross pairs as if it had run.
+                    meta["run"] = {"order": order, "interrupted": True, "seconds": 0} if meta.get("available") else {"order": order}
+                    _write_meta(results_dir / f"{_stem(meta)}.meta.json", meta)
+        for f, _, _ in futures:
             if f.cancelled():
                 continue
             exc = f.exception()

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
@@ -748,3 +750,34 @@ def test_a_failure_is_shown_before_a_warning_of_the_same_case() -> None:
     assert r.summary().startswith("[JPEG-DIM-03]") and r.summary().index("8 rows short") < r.summary().index("partial chunk")
     html = render_html.render(model.build([r]))
     assert html.index("8 rows short") < html.index("partial chunk")
+
+
+def test_ctrl_c_keeps_what_ran_and_marks_every_row_not_finished(tmp_path: Path) -> None:
+    """Ctrl-C while one run is going and another waits: the first keeps its results so far, the
+    waiting one is marked as not run (not shown as conforming from its cross pairs), exit 130."""
+    impls = _builtins(2)
+    if len(impls) < 2:
+        pytest.skip("fewer than two built-in adapters' backends are installed")
+    out = tmp_path / "matrix"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zarr_jpeg_conformance.report", "--out", str(out), *(f"--impl={i}" for i in impls),
+         "--jobs", "1", "--no-throughput", "--suites", "parse", "decode_streams"],
+        cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job's Ctrl-C is ignored otherwise
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "running the suites" in line:
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=120) == 130, "".join(seen) + rest
+    assert "interrupted (Ctrl-C)" in rest
+    doc = json.loads((out / "matrix.json").read_text())
+    problems = {i["name"]: i["run_problem"] for i in doc["implementations"]}
+    assert all("interrupted" in problems[name] for name in impls), problems
+    waiting = json.loads((out / "results" / f"{impls[1]}.meta.json").read_text())
+    assert waiting["run"] == {"order": 1, "interrupted": True, "seconds": 0}
