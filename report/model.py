@@ -633,7 +633,7 @@ def to_json(m: Matrix) -> dict[str, Any]:
                 "judged_totals": dict(sorted(m.judged_totals(i.name).items())),
                 "writer_setting_totals": dict(sorted(m.writer_totals(i.name).items())),
                 **({"core_protection": [
-                    {"charged_to": p.charged_to, "cases": list(p.cases), "reference": list(p.reference)}
+                    {"charged_to": p.charged_to, "level": p.level, "cases": list(p.cases), "reference": list(p.reference)}
                     for p in m.protection[i.name]
                 ]} if i.name in m.protection else {}),
             }

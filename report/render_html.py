@@ -116,7 +116,10 @@ table.matrix td.cell details[open] > ul { position: absolute; z-index: 5; left: 
 table.matrix td.cell.end details[open] > ul { left: auto; right: 0; }
 td.merged { font-size: 12.5px; color: #44505f; background: #f4f2f8; }
 table.parsers th.parser .rows { display: block; font-weight: 400; font-size: 11px; color: #555; }
-table.protection th.key { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 11.5px; text-align: center; }
+table.protection th.key { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 11px; text-align: center;
+  writing-mode: vertical-rl; transform: rotate(180deg); padding: 5px 2px; }
+table.protection th.key.lvl-MUST { color: #8f1b1b; }
+table.protection th.key.lvl-SHOULD { color: #6b4e00; }
 table.protection td.cell { text-align: center; min-width: 46px; }
 ul.keys { font-size: 12.5px; columns: 2; max-width: 1280px; }
 ul.keys li { break-inside: avoid; margin-bottom: 3px; }
@@ -357,12 +360,11 @@ def _protection(m: Matrix) -> str:
     if not rows_of:
         return intro + '<p class="muted">No row to compare: this run has no built-in, or no row besides them.</p></section>'
     keys = protection_columns(m)
-    head = "<th>row</th><th class=\"num\">cases</th>" + "".join(
-        f'<th class="key" title="{_e(_key_text(m, k))}">{_e(k.removeprefix("JPEG-"))}</th>' for k in keys)
+    head = '<th>row</th><th class="num">MUST cases</th><th class="num">SHOULD cases</th>' + "".join(
+        f'<th class="key lvl-{level}" title="{_e(_key_text(m, key))}">{_e(key.removeprefix("JPEG-"))}</th>' for level, key in keys)
     rows = []
     for impl in rows_of:
-        found = {p.charged_to: p for p in m.protection[impl.name]}
-        distinct = {c for p in found.values() for c in p.cases}
+        found = {(p.level, p.charged_to): p for p in m.protection[impl.name]}
         cells = []
         for k, key in enumerate(keys):
             p = found.get(key)
@@ -371,15 +373,18 @@ def _protection(m: Matrix) -> str:
                 continue
             listing = "".join(f'<li><span class="case">{_e(c)}</span></li>' for c in p.cases[:MAX_CASES_PER_CELL])
             more = f'<li class="muted">… and {len(p.cases) - MAX_CASES_PER_CELL} more</li>' if len(p.cases) > MAX_CASES_PER_CELL else ""
-            outcome = key if key in ("error", "crash", "timeout") else "fail"
+            outcome = "warn" if p.level == "SHOULD" else key[1] if key[1] in ("error", "crash", "timeout") else "fail"
             side = " end" if k >= len(keys) - 4 else ""
             cells.append(f'<td class="cell o-{outcome}{side}"><div class="count">{len(p.cases)}</div>'
                          f"<details><summary>list</summary><ul>{listing}{more}</ul></details></td>")
-        nothing = "" if distinct else ' o-pass" title="nothing: every MUST case it ran that this project\'s codec holds, it holds too'
-        rows.append(f'<tr><th>{_e(impl.name)}</th><td class="num{nothing}">{len(distinct)}</td>{"".join(cells)}</tr>')
-    legend = "".join(f"<li><b>{_e(k)}</b>: {_e(_key_text(m, k))}</li>" for k in keys)
-    return (intro + '<table class="matrix protection"><colgroup><col style="width:170px"><col style="width:64px"></colgroup>'
-            f'<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        counts = []
+        for level in ("MUST", "SHOULD"):
+            distinct = {c for p in found.values() if p.level == level for c in p.cases}
+            counts.append(f'<td class="num{"" if distinct else " o-pass"}">{len(distinct)}</td>')
+        rows.append(f'<tr><th>{_e(impl.name)}</th>{"".join(counts)}{"".join(cells)}</tr>')
+    legend = "".join(f"<li><b>{_e(key)}</b> ({_e(level)}): {_e(_key_text(m, key))}</li>" for level, key in keys)
+    return (intro + '<table class="matrix protection"><colgroup><col style="width:160px"><col style="width:76px">'
+            f'<col style="width:76px"></colgroup><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
             f'<ul class="keys">{legend}</ul></section>')
 
 

@@ -108,11 +108,11 @@ def _protection(m: Matrix) -> list[str]:
     keys = protection_columns(m)
     rows = []
     for name, items in m.protection.items():
-        found = {p.charged_to: p for p in items}
-        distinct = {c for p in items for c in p.cases}
-        rows.append([name, str(len(distinct)), *(str(len(found[k].cases)) if k in found else "" for k in keys)])
-    out += _table(["row", "cases", *(k.removeprefix("JPEG-") for k in keys)], rows)
-    out += [f"- **{k}**: {m.requirements.get(k, {}).get('text', MEANING.get(k, ''))}" for k in keys] + [""]
+        found = {(p.level, p.charged_to): p for p in items}
+        counts = [str(len({c for p in items if p.level == level for c in p.cases})) for level in ("MUST", "SHOULD")]
+        rows.append([name, *counts, *(str(len(found[k].cases)) if k in found else "" for k in keys)])
+    out += _table(["row", "MUST cases", "SHOULD cases", *(f"{k.removeprefix('JPEG-')} ({level})" for level, k in keys)], rows)
+    out += [f"- **{k}** ({level}): {m.requirements.get(k, {}).get('text', MEANING.get(k, ''))}" for level, k in keys] + [""]
     return out
 
 

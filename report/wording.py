@@ -131,31 +131,31 @@ def evidence_groups(evidence: Mapping[str, Mapping[str, list[CaseResult]]]) -> l
     return list(groups.values())
 
 
-def protection_columns(m: Matrix) -> list[str]:
-    """What the core-protection table's columns are charged to: requirements by how many rows
-    lack them (then by cases), then error, crash, timeout."""
-    rows: Counter[str] = Counter()
-    cases: Counter[str] = Counter()
+def protection_columns(m: Matrix) -> list[tuple[str, str]]:
+    """The core-protection table's columns, (level, charged to): MUST requirements by how many
+    rows lack them (then by cases), then error, crash, timeout, then the SHOULD ones likewise."""
+    rows: Counter[tuple[str, str]] = Counter()
+    cases: Counter[tuple[str, str]] = Counter()
     for items in m.protection.values():
         for p in items:
-            rows[p.charged_to] += 1
-            cases[p.charged_to] += len(p.cases)
+            rows[(p.level, p.charged_to)] += 1
+            cases[(p.level, p.charged_to)] += len(p.cases)
     unjudged = ("error", "crash", "timeout")
-    keys = sorted((k for k in rows if k not in unjudged), key=lambda k: (-rows[k], -cases[k], k))
-    return keys + [k for k in unjudged if k in rows]
+    return sorted(rows, key=lambda k: (k[0] != "MUST", k[1] in unjudged and unjudged.index(k[1]) + 1, -rows[k], -cases[k], k[1]))
 
 
 def protection_intro(m: Matrix) -> str:
     builtins = [i.name for i in m.implementations if i.group == "project" and m.cases.get(i.name)]
     return (
         "For each row that is not this project's codec: the MUST cases it does not hold (fail, error, crash, timeout) "
-        f"while every built-in that ran them holds them ({', '.join(builtins) or 'none in this run'}). The built-ins are "
-        "the same spec-aware code (configuration parser, chunk checks, marker inspection before decoding, a writer for "
-        "every required scheme) over different pixel libraries, so what they all hold and a row does not is what that "
-        "code adds: what an author wrapping the row's library must write. Columns are the requirements the failures are "
-        "charged to (hover a heading for the spec's words; the list below repeats them); a case that ends in an error "
-        "is counted under error. Configuration cases are left out (parsing is the adapter's or harness's code, not the "
-        "library's)."
+        f"while every built-in that ran them holds them ({', '.join(builtins) or 'none in this run'}), and the SHOULD "
+        "cases it warns on (truncated or CMYK streams, headers that do not fit the chunk ...) that every built-in passes. "
+        "The built-ins are the same spec-aware code (configuration parser, chunk checks, marker inspection before "
+        "decoding, a writer for every required scheme) over different pixel libraries, so what they all hold and a row "
+        "does not is what that code adds: what an author wrapping the row's library must write. Columns are the "
+        "requirements the failures (red) and warnings (yellow) are charged to (hover a heading for the spec's words; the "
+        "list below repeats them); a case that ends in an error is counted under error. Configuration cases are left out "
+        "(parsing is the adapter's or harness's code, not the library's)."
     )
 
 

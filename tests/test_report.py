@@ -699,8 +699,12 @@ def test_core_protection_is_what_every_builtin_holds_and_the_library_does_not() 
         _result("pillow", "stream.malformed.b", "pass", ("JPEG-DIM-03",)),
         _result("turbojpeg", "stream.malformed.b", "fail", ("JPEG-DIM-03",), dim),  # a built-in fails it too: not the core's
         _result("libx", "stream.malformed.b", "fail", ("JPEG-DIM-03",), dim),
+        # A SHOULD every built-in passes and the row misses: listed apart, as SHOULD.
         *(_result(n, "stream.malformed.c", o, ("JPEG-X-07",), "warn: [JPEG-X-07 SHOULD] x" if o == "warn" else "")
-          for n, o in (("pillow", "pass"), ("turbojpeg", "pass"), ("libx", "warn"))),  # a SHOULD: no MUST broken
+          for n, o in (("pillow", "pass"), ("turbojpeg", "pass"), ("libx", "warn"))),
+        # ... but not one a built-in misses as well.
+        *(_result(n, "stream.malformed.f", o, ("JPEG-X-07",), "warn: [JPEG-X-07 SHOULD] x" if o == "warn" else "")
+          for n, o in (("pillow", "warn"), ("turbojpeg", "pass"), ("libx", "warn"))),
         *(_result(b, "stream.malformed.d", "pass", ("JPEG-DEC-01",)) for b in ("pillow", "turbojpeg")),
         _result("libx", "stream.malformed.d", "error", ("JPEG-DEC-01",), "error: RuntimeError: boom"),
         *(_result(b, "config.quality.zero", "pass", ("JPEG-Q-01",)) for b in ("pillow", "turbojpeg")),
@@ -709,16 +713,19 @@ def test_core_protection_is_what_every_builtin_holds_and_the_library_does_not() 
     ]
     m = model.build(results, implementations=impls)
     assert list(m.protection) == ["libx"]
-    assert m.protection["libx"] == [protection.Protection("JPEG-DIM-03", ("stream.malformed.a",), ("pillow", "turbojpeg")),
-                                    protection.Protection("error", ("stream.malformed.d",), ("pillow", "turbojpeg"))]
+    both = ("pillow", "turbojpeg")
+    assert m.protection["libx"] == [protection.Protection("JPEG-DIM-03", ("stream.malformed.a",), both),
+                                    protection.Protection("error", ("stream.malformed.d",), both),
+                                    protection.Protection("JPEG-X-07", ("stream.malformed.c",), both, "SHOULD")]
     doc = {i["name"]: i for i in model.to_json(m)["implementations"]}
-    assert doc["libx"]["core_protection"][0] == {"charged_to": "JPEG-DIM-03", "cases": ["stream.malformed.a"],
+    assert doc["libx"]["core_protection"][0] == {"charged_to": "JPEG-DIM-03", "level": "MUST", "cases": ["stream.malformed.a"],
                                                   "reference": ["pillow", "turbojpeg"]}
     assert "core_protection" not in doc["pillow"]
     html = render_html.render(m)
     section = html[html.index('id="protection"'):html.index('id="requirements"')]
     assert "DIM-03" in section and "stream.malformed.a" in section and "stream.malformed.b" not in section
-    assert "| libx | 2 | 1 | 1 |" in render_md.render(m)
+    assert "| libx | 2 | 1 | 1 | 1 | 1 |" in render_md.render(m)
+    assert "DIM-03 (MUST) | error (MUST) | X-07 (SHOULD) |" in render_md.render(m)
 
 
 def test_spec_note_evidence_is_only_what_probes_the_note() -> None:
