@@ -27,7 +27,7 @@ from ..corpus.cases import config_cases
 #: Row groups in display order: key -> (heading, what the rows are).
 GROUPS: dict[str, tuple[str, str]] = {
     "project": (
-        "This project's spec-aware codec, over library X",
+        "This project's spec-aware codec, over one library each (the built-ins)",
         "zarr-jpeg-conformance's own codec (configuration parser, chunk checks, marker inspection, "
         "multi-scan writer in core/) with one pixel library each: what a codec that does everything the spec "
         "asks gets out of that library.",
