@@ -133,8 +133,8 @@ def pytest_command(spec: str | Sequence[str], results: Path, options: RunOptions
 
 def _shown(cmd: Sequence[str], results: Path) -> str:
     """The command as written into the output folder: no paths of this machine."""
-    parts = ["python" if c == sys.executable else c for c in cmd]
-    parts = [p.replace(str(results), f"results/{results.name}") for p in parts]
+    # The executable also appears inside the default harness specs (--impl=exec:PYTHON -m ...).
+    parts = [_spec_shown(c).replace(str(results), f"results/{results.name}") for c in cmd]
     return " ".join(parts)
 
 
@@ -308,11 +308,11 @@ def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> l
                 wait([f for f, _, _ in futures], timeout=0.5)
         except KeyboardInterrupt:
             stop.set()
-            for f, order, meta in futures:
-                if f.cancel() and meta is not None:
+            for f, position, waiting in futures:
+                if f.cancel() and waiting is not None:
                     # Never started: its row says so, rather than showing only its cross pairs as if it had run.
-                    meta["run"] = {"order": order, "interrupted": True, "seconds": 0} if meta.get("available") else {"order": order}
-                    _write_meta(results_dir / f"{_stem(meta)}.meta.json", meta)
+                    waiting["run"] = {"order": position, "interrupted": True, "seconds": 0} if waiting.get("available") else {"order": position}
+                    _write_meta(results_dir / f"{_stem(waiting)}.meta.json", waiting)
         for f, _, _ in futures:
             if f.cancelled():
                 continue
@@ -326,14 +326,20 @@ def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> l
     return metas
 
 
+def _spec_shown(spec: str) -> str:
+    """A spec as written into the output folder: the default harness specs name this
+    machine's Python, which the pages need not show."""
+    return spec.replace(sys.executable, "python")
+
+
 def _write_meta(path: Path, meta: dict[str, Any]) -> None:
     meta["format_version"] = FORMAT_VERSION
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps({**meta, "spec": _spec_shown(meta["spec"])}, indent=1) + "\n", encoding="utf-8")
 
 
 def _save_run(out: Path, stem: str, specs: Sequence[str], record: dict[str, Any]) -> None:
     # What a meta is to an implementation's run: the loader checks the results file against it.
-    doc = {"format_version": FORMAT_VERSION, "specs": list(specs), "run": record}
+    doc = {"format_version": FORMAT_VERSION, "specs": [_spec_shown(s) for s in specs], "run": record}
     (out / "results" / f"{stem}.run.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 

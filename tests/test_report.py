@@ -788,3 +788,14 @@ def test_ctrl_c_keeps_what_ran_and_marks_every_row_not_finished(tmp_path: Path) 
     assert all("interrupted" in problems[name] for name in impls), problems
     waiting = json.loads((out / "results" / f"{impls[1]}.meta.json").read_text())
     assert waiting["run"] == {"order": 1, "interrupted": True, "seconds": 0}
+
+
+def test_the_output_folder_names_no_path_of_this_machine(tmp_path: Path) -> None:
+    """The default harness specs run this machine's Python; metas, run records and commands say python."""
+    spec = f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses node-jpeg-js"
+    (tmp_path / "results").mkdir()
+    run._write_meta(tmp_path / "results" / "x.meta.json", {"spec": spec, "name": "x", "available": False, "reason": "r", "run": {}})
+    run._save_run(tmp_path, "cross-pairs", [spec], {})
+    shown = run._shown(["python", "-m", "pytest", f"--impl={spec}"], tmp_path / "results" / "x.jsonl")
+    written = (tmp_path / "results" / "x.meta.json").read_text() + (tmp_path / "results" / "cross-pairs.run.json").read_text() + shown
+    assert sys.executable not in written and "exec:python -m zarr_jpeg_conformance.harnesses node-jpeg-js" in written
