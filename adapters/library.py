@@ -26,6 +26,9 @@ import numpy as np
 
 from ..core.config import JpegConfig, parse_codec
 
+#: What a library adapter's versions() say under "parse": this project's configuration parser
+#: (the matrix shows the parse cases of rows that share a parser once).
+PARSER = "zarr-jpeg-conformance core.config"
 #: The largest height or width the spec allows (JPEG-DIM-02: a 16-bit field of the frame header).
 MAX_DIMENSION = 65535
 Factor = tuple[int, int]

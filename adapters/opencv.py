@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from ..core.config import JpegConfig
-from .library import Factor, LibraryAdapter, LibraryRefusal, to_chunk
+from .library import PARSER, Factor, LibraryAdapter, LibraryRefusal, to_chunk
 
 
 def _libjpeg_version() -> str:
@@ -45,7 +45,7 @@ class OpenCVAdapter(LibraryAdapter):
     no_ycbcr_output = "cv2.imdecode converts them to BGR"
 
     def versions(self) -> dict[str, str]:
-        return {"opencv": str(cv2.__version__), "libjpeg": _libjpeg_version()}
+        return {"opencv": str(cv2.__version__), "libjpeg": _libjpeg_version(), "parse": PARSER}
 
     def _encode(self, config: JpegConfig, image: np.ndarray) -> bytes:
         params = [cv2.IMWRITE_JPEG_QUALITY, config.quality]

@@ -28,7 +28,7 @@ import numpy as np
 import pyvips
 
 from ..core.config import JpegConfig
-from .library import Factor, LibraryAdapter, LibraryRefusal, fit_check, to_chunk
+from .library import PARSER, Factor, LibraryAdapter, LibraryRefusal, fit_check, to_chunk
 
 
 def _message(exc: pyvips.Error) -> str:
@@ -48,7 +48,7 @@ class PyvipsAdapter(LibraryAdapter):
     no_ycbcr_output = "jpegload converts them to sRGB"
 
     def versions(self) -> dict[str, str]:
-        return {"pyvips": str(pyvips.__version__), "libvips": _libvips_version()}
+        return {"pyvips": str(pyvips.__version__), "libvips": _libvips_version(), "parse": PARSER}
 
     def _encode(self, config: JpegConfig, image: np.ndarray) -> bytes:
         options: dict[str, Any] = {"Q": config.quality, "strip": True}

@@ -21,7 +21,7 @@ import numpy as np
 import simplejpeg
 
 from ..core.config import JpegConfig
-from .library import Factor, LibraryAdapter, LibraryRefusal, to_chunk
+from .library import PARSER, Factor, LibraryAdapter, LibraryRefusal, to_chunk
 
 
 class SimplejpegAdapter(LibraryAdapter):
@@ -32,7 +32,7 @@ class SimplejpegAdapter(LibraryAdapter):
     no_ycbcr_output = "decode_jpeg converts them to RGB or GRAY"
 
     def versions(self) -> dict[str, str]:
-        return {"simplejpeg": str(simplejpeg.__version__)}
+        return {"simplejpeg": str(simplejpeg.__version__), "parse": PARSER}
 
     def _encode(self, config: JpegConfig, image: np.ndarray) -> bytes:
         if config.encoded_color_space == "grayscale":

@@ -170,7 +170,9 @@ class _State:
         if self._impls is None:
             from ..adapters import BUILTINS, AdapterLoadError, available_builtins
 
-            if self.explicit:
+            if not self.explicit and self.config.getoption("corpus_checks", "run") == "only":
+                self._impls = []  # only tests that take none will run
+            elif self.explicit:
                 impls = []
                 for spec in self.explicit:
                     try:
@@ -254,6 +256,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=_DEFAULT_MEMORY_MIB,
         metavar="MIB",
         help=f"address-space limit of each harness process in MiB, 0 for none (default {_DEFAULT_MEMORY_MIB})",
+    )
+    group.addoption(
+        "--corpus-checks",
+        choices=("run", "skip", "only"),
+        default="run",
+        help="the suites' tests that take no implementation (the schema and store corpus checks): run them "
+        "(default), skip them, or run only them. The report runs them once, not once per implementation",
     )
     group.addoption(
         "--known-failures",
@@ -459,6 +468,10 @@ def pytest_runtest_makereport(
         # An implementation's giant exception text, escaping the test, must not flood the terminal.
         report.longrepr = clip(report.longreprtext)
     j = item.stash.get(_JUDGE, None)
+    if j is None and not report.skipped and (report.when == "call" or (report.when == "setup" and report.failed)) and _corpus_check(item):
+        # Recorded too, as implementation "-", so that a report shows the corpus's own checks.
+        item.config.stash[_STATE].write(_corpus_record(item, report))
+        return
     if j is None or report.when != "call":
         return
     if report.skipped and j.outcome is Outcome.PASS:
@@ -489,7 +502,7 @@ def pytest_runtest_makereport(
         elif j.outcome is Outcome.PASS:
             text = (f"unexpected pass: {j.case} is listed for {j.implementation} in {known.file} as a known failure "
                     f"({known.reason}), but its outcome is {j.outcome.value}: remove it from {known.file}")
-            record["message"] = "\n".join([*j.messages, text])
+            record["message"] = "\n".join([*j.ordered_messages(), text])
             report.outcome = "failed"
             report.longrepr = text
         # UNSUPPORTED: a clean refusal of an optional feature is neither the listed failure
@@ -497,13 +510,58 @@ def pytest_runtest_makereport(
     state.write(record)
 
 
+_SUITES_DIR = _PACKAGE_DIR.parent / "suites"
+
+
+def _corpus_check(item: pytest.Item) -> bool:
+    """A test of this package's suites that takes no implementation: a check of the corpus itself."""
+    if "impl" in getattr(item, "fixturenames", ()):
+        return False
+    try:
+        return Path(item.path).resolve().parent == _SUITES_DIR
+    except (OSError, AttributeError):
+        return False
+
+
+def _select_corpus_checks(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--corpus-checks skip / only: deselect the corpus checks, or everything else."""
+    mode = config.getoption("corpus_checks", "run")
+    if mode == "run":
+        return
+    keep = [i for i in items if _corpus_check(i) == (mode == "only")]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+
+
+def _corpus_record(item: pytest.Item, report: pytest.TestReport) -> dict[str, Any]:
+    """The results line of a corpus check: implementation "-", the outcome pytest gave it."""
+    callspec = getattr(item, "callspec", None)
+    case = callspec.params.get("case") if callspec else None
+    get = case.get if isinstance(case, dict) else lambda key, default: getattr(case, key, default)
+    outcome = Outcome.PASS if report.passed else Outcome.FAIL if report.when == "call" else Outcome.ERROR
+    text = "" if report.passed else clip(f"{outcome.value}: {report.longreprtext}")
+    return {
+        "implementation": "-",
+        "case": _case_id(item, "-"),
+        "requirements": list(get("requirements", ()) or ()),
+        "level": str(get("level", "MUST") or "MUST"),
+        "outcome": outcome.value,
+        "message": text,
+        "metrics": {},
+        "test": item.nodeid,
+        "format_version": RESULTS_FORMAT_VERSION,
+    }
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Note the tests that judge a case; warn about known-failure entries that match no
     collected case (before -k/-m deselect)."""
     state = config.stash.get(_STATE, None)
+    _select_corpus_checks(config, items)
     if state:
-        state.cases.update(i.nodeid for i in items if "judge" in getattr(i, "fixturenames", ()))
+        state.cases.update(i.nodeid for i in items if "judge" in getattr(i, "fixturenames", ()) or _corpus_check(i))
     if not state or not state.known:
         return
     collected: dict[str, set[str]] = {}
@@ -592,7 +650,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if not state or not (state.records or state.explicit):
         return
     # Every implementation under test has a line, one without outcomes too.
-    counts: dict[str, Counter[str]] = {i.name: Counter() for i in state.loaded()}
+    only_corpus = config.getoption("corpus_checks", "run") == "only"
+    counts: dict[str, Counter[str]] = {} if only_corpus else {i.name: Counter() for i in state.loaded()}
     for r in state.records:
         counts.setdefault(r["implementation"], Counter())[r["outcome"]] += 1
     terminalreporter.section("zarr-jpeg-conformance outcomes")

@@ -158,6 +158,13 @@ class Judge:
         if outcome is Outcome.WARN:
             warnings.warn(ConformanceWarning(f"{self.implementation} / {self.case}: {message}"), stacklevel=3)
 
+    def ordered_messages(self) -> list[str]:
+        """The messages, worst outcome first: a MUST failure found after a SHOULD warning
+        leads the record, as it decides the outcome. Equal outcomes keep their order, and
+        lines without an outcome (notes) go last."""
+        rank = {o.value: i for i, o in enumerate(ORDER)}
+        return sorted(self.messages, key=lambda m: rank.get(m.split(":", 1)[0], len(ORDER)))
+
     def record(self) -> dict[str, Any]:
         return {
             "implementation": self.implementation,
@@ -165,7 +172,7 @@ class Judge:
             "requirements": self.requirements,
             "level": self.level,
             "outcome": self.outcome.value,
-            "message": clip("\n".join(self.messages), MAX_RECORD),
+            "message": clip("\n".join(self.ordered_messages()), MAX_RECORD),
             "metrics": self.metrics,
         }
 

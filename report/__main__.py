@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--pytest-arg", action="append", default=[], metavar="ARG",
                    help="extra pytest argument (repeatable), e.g. --pytest-arg=--isolate")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per implementation's suite run (default %(default)s)")
+    p.add_argument("-j", "--jobs", type=int, default=2,
+                   help="suite runs at a time, each in its own process (default %(default)s; the throughput measurement runs alone)")
     p.add_argument("--no-throughput", action="store_true", help="skip the throughput measurement")
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="throughput: timed calls per task (default %(default)s)")
     p.add_argument("--throughput-size", type=int, default=DEFAULT_SIZE, help="throughput: image side (default %(default)s)")
@@ -119,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, out: Path) -> None:
     """Run the suites, the cross suite and the throughput measurement into ``out``."""
-    options = run.RunOptions(timeout=args.timeout, keyword=args.keyword, suites=args.suites, pytest_args=args.pytest_arg)
+    options = run.RunOptions(timeout=args.timeout, keyword=args.keyword, suites=args.suites, pytest_args=args.pytest_arg,
+                             jobs=max(1, args.jobs))
     specs = args.impl or run.default_specs()
     out.mkdir(parents=True, exist_ok=True)
     for stale in (out / "results").glob("*") if (out / "results").is_dir() else []:
@@ -127,9 +131,10 @@ def _run(args: argparse.Namespace, out: Path) -> None:
             stale.unlink()  # results of an earlier run in this folder would mix into this one
     (out / "throughput.json").unlink(missing_ok=True)
     (out / "environment.json").write_text(json.dumps(run.environment(_selection(args)), indent=1) + "\n", encoding="utf-8")
+    start = time.monotonic()
     metas = run.run_all(specs, out, options, _log)
     ready = [m["spec"] for m in metas if m.get("available")]
-    run.run_cross(ready, out, options, _log)
+    _log(f"suites: {time.monotonic() - start:.0f} s for {len(ready)} implementation(s), {options.jobs} run(s) at a time")
     if not ready:
         _log("no implementation could be loaded: the pages show why")
     if ready and not args.no_throughput:

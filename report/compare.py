@@ -1,4 +1,5 @@
-"""What changed between two matrix.json files, as Markdown: outcomes, new and removed cases.
+"""What changed between two matrix.json files, as Markdown: outcomes, new and removed cases,
+requirement cells of each row and of each parser.
 
 Works on the JSON documents only, so it can compare runs from different machines,
 versions of the suite or versions of an implementation.
@@ -42,6 +43,14 @@ def _versions(impl: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in (impl.get("versions") or {}).items()) or "—"
 
 
+def _cell_changes(old_cells: Mapping[str, Any], new_cells: Mapping[str, Any]) -> list[list[str]]:
+    return [
+        [rid, (old_cells.get(rid) or {}).get("outcome") or "not tested", (new_cells.get(rid) or {}).get("outcome") or "not tested"]
+        for rid in sorted(set(old_cells) | set(new_cells))
+        if (old_cells.get(rid) or {}).get("outcome") != (new_cells.get(rid) or {}).get("outcome")
+    ]
+
+
 def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     """Markdown describing how ``new`` differs from ``old``."""
     out = ["# Compatibility matrix: changes", "",
@@ -62,6 +71,13 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
             changed_anything = True
     if changed_anything:
         out.append("")
+    old_parsers = {p["parser"]: p.get("cells", {}) for p in old.get("parsers", [])}
+    for parser in new.get("parsers", []):
+        changed_cells = _cell_changes(old_parsers.get(parser["parser"], {}), parser.get("cells", {}))
+        if changed_cells:
+            changed_anything = True
+            out += [f"## parser {parser['parser']}", "", f"Rows: {', '.join(parser.get('rows', []))}.", "",
+                    "Requirements whose cell changed:", ""] + _rows(changed_cells, ["requirement", "before", "now"])
     for name in [n for n in new_impls if n in old_impls]:
         old_cases = old.get("cases", {}).get(name, {})
         new_cases = new.get("cases", {}).get(name, {})
@@ -73,13 +89,7 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
         ]
         added = [[f"`{c}`", new_cases[c]["outcome"]] for c in sorted(set(new_cases) - set(old_cases))]
         removed = [[f"`{c}`", old_cases[c]["outcome"]] for c in sorted(set(old_cases) - set(new_cases))]
-        old_cells = old.get("cells", {}).get(name, {})
-        new_cells = new.get("cells", {}).get(name, {})
-        cells = [
-            [rid, (old_cells.get(rid) or {}).get("outcome") or "not tested", (new_cells.get(rid) or {}).get("outcome") or "not tested"]
-            for rid in sorted(set(old_cells) | set(new_cells))
-            if (old_cells.get(rid) or {}).get("outcome") != (new_cells.get(rid) or {}).get("outcome")
-        ]
+        cells = _cell_changes(old.get("cells", {}).get(name, {}), new.get("cells", {}).get(name, {}))
         if not (changed or added or removed or cells):
             continue
         changed_anything = True

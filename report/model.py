@@ -16,13 +16,25 @@ import math
 import re
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from ..corpus.registry import requirements
 from . import saved
+from .parsing import ParserGroup, parser_groups, representative
+from .protection import Protection, core_protection
+from .rows import (
+    GROUPS,
+    PARSE_PREFIX,
+    decode_only,
+    describe_classification,
+    group_of,
+    is_parse_case,
+    parser_of,
+    writer_setting,
+)
 from .saved import FORMAT_VERSION, ReportFileError
 
 #: Outcomes from worst to best: a cell shows its worst outcome.
@@ -38,10 +50,11 @@ _SWEEP = re.compile(r"^roundtrip\.quality_sweep\[(?P<mode>.+)\]$")
 RD_KIND, RD_HEIGHT, RD_WIDTH = "natural", 64, 96
 
 
-#: The Judge's implementation name for tests that take no ``impl`` (e.g. the store suite).
+#: The implementation name of the suites' tests that take no ``impl`` (the schema and
+#: store corpus checks): shown once, as the corpus's own checks, not as a row.
 NO_IMPL = "-"
-#: Their column: such tests run once per implementation's pytest run and are shown once.
-SHARED = "(no --impl)"
+#: Their name in spec-note evidence.
+CORPUS = "the corpus's own checks"
 
 
 def worst(outcomes: Iterable[str]) -> str | None:
@@ -62,6 +75,17 @@ class CaseResult:
     message: str
     metrics: Mapping[str, Any]
     known: bool = False
+    #: The pytest node ID that produced it ("" where a hand-made file has none).
+    test: str = ""
+
+    @property
+    def parse(self) -> bool:
+        """A case of the parse suite (a configuration case)."""
+        return is_parse_case(self.case, self.test)
+
+    def charged(self) -> list[str]:
+        """The requirements its non-passing outcome is charged to."""
+        return [r for r, o in self.attributions().items() if o == self.outcome]
 
     def attributions(self) -> dict[str, str]:
         """Requirement -> the outcome this case gives it.
@@ -88,13 +112,26 @@ class CaseResult:
 
     def summary(self, limit: int = 300) -> str:
         """The message for a table: no outcome prefixes, no quoted spec text (the row shows it), shortened."""
-        text = _SEGMENT.sub("", self.message)
+        text = _SEGMENT.sub("", _worst_first(self.message))
         for rid in dict.fromkeys(_REQ_ID.findall(text)):
             req = requirements().get(rid)
             if req is not None:
                 text = text.replace(f'[{rid} {req.level}] "{req.text}"', f"[{rid}]")
         text = "\n".join(line.strip() for line in text.strip().splitlines())
         return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _worst_first(message: str) -> str:
+    """A Judge message with its entries worst outcome first (a failure before a warning);
+    the results of older versions kept them in the order found."""
+    marks = list(_SEGMENT.finditer(message))
+    if len(marks) < 2:
+        return message
+    head = message[: marks[0].start()]
+    parts = [message[m.start() : marks[i + 1].start() if i + 1 < len(marks) else len(message)].rstrip("\n")
+             for i, m in enumerate(marks)]
+    parts.sort(key=lambda p: SEVERITY.index(p.split(":", 1)[0]))
+    return head + "\n".join(parts)
 
 
 @dataclass
@@ -125,6 +162,23 @@ class Implementation:
     reason: str = ""
     #: returncode, seconds, timed_out, log_tail, command (from results/<name>.meta.json).
     run: Mapping[str, Any] = field(default_factory=dict)
+    #: What it puts under test (adapters.labels.KINDS) and in which language, as it says.
+    kind: str = "codec"
+    language: str = "Python"
+
+    @property
+    def group(self) -> str:
+        """Its heading in the matrix (rows.GROUPS)."""
+        return group_of(self.spec, self.kind)
+
+    @property
+    def parser(self) -> str:
+        """The parser its configuration cases come from."""
+        return parser_of(self.name, self.group, self.versions)
+
+    @property
+    def decode_only(self) -> bool:
+        return decode_only(self.roles)
 
     @property
     def run_problem(self) -> str:
@@ -193,9 +247,39 @@ class Matrix:
     notes: list[SpecNote]
     environment: Mapping[str, Any]
     generated: str = ""
+    #: The configuration cases once per parser; requirement cells of each parser.
+    parsers: list[ParserGroup] = field(default_factory=list)
+    parser_cells: dict[str, dict[str, Cell]] = field(default_factory=dict)
+    #: The corpus's own checks (tests that take no implementation): case -> its worst result.
+    corpus: dict[str, CaseResult] = field(default_factory=dict)
+    #: Row that is no built-in -> what this project's codec holds and the row does not.
+    protection: dict[str, list[Protection]] = field(default_factory=dict)
 
     def totals(self, implementation: str) -> Counter[str]:
         return Counter(c.outcome for c in self.cases.get(implementation, {}).values())
+
+    def judged(self, implementation: str) -> dict[str, CaseResult]:
+        """The cases a row is judged on: all of them, except, for a decode-only row, the
+        parse cases that concern only the writer's settings (:meth:`writer_cases`)."""
+        writer = self.writer_cases(implementation)
+        return {k: c for k, c in self.cases.get(implementation, {}).items() if k not in writer}
+
+    def writer_cases(self, implementation: str) -> dict[str, CaseResult]:
+        """A decode-only row's parse cases that concern only writer settings (rows.writer_setting)."""
+        impl = next((i for i in self.implementations if i.name == implementation), None)
+        if impl is None or not impl.decode_only:
+            return {}
+        return {k: c for k, c in self.cases.get(implementation, {}).items() if c.parse and writer_setting(c.case)}
+
+    def judged_totals(self, implementation: str) -> Counter[str]:
+        return Counter(c.outcome for c in self.judged(implementation).values())
+
+    def writer_totals(self, implementation: str) -> Counter[str]:
+        return Counter(c.outcome for c in self.writer_cases(implementation).values())
+
+    def groups(self) -> list[tuple[str, list[Implementation]]]:
+        """The rows under their headings, in GROUPS order (empty groups left out)."""
+        return [(g, rows) for g in GROUPS if (rows := [i for i in self.implementations if i.group == g])]
 
     def must_failures(self, implementation: str) -> list[CaseResult]:
         """Cases of MUST level that did not hold (fail, error, crash, timeout)."""
@@ -217,6 +301,7 @@ def _case(rec: Mapping[str, Any]) -> CaseResult:
         message=rec["message"],
         metrics=rec["metrics"],
         known=rec.get("known", False),
+        test=rec.get("test", ""),
     )
 
 
@@ -252,6 +337,8 @@ def _implementation(m: Mapping[str, Any]) -> Implementation:
         available=m["available"],
         reason=m.get("reason", ""),
         run=m["run"],
+        kind=m.get("kind", "codec"),
+        language=m.get("language", "Python"),
     )
 
 
@@ -274,9 +361,10 @@ def _read_checked_results(folder: Path, metas: Sequence[tuple[Path, Mapping[str,
     runs: dict[str, tuple[Path, Mapping[str, Any], set[str] | None]] = {
         path.name.removesuffix(".meta.json"): (path, m["run"], {m["name"], NO_IMPL}) for path, m in metas
     }
-    cross = where / f"{saved.CROSS_STEM}.run.json"
-    if cross.is_file():
-        runs[saved.CROSS_STEM] = (cross, saved.read_json(cross, "cross_run")["run"], None)
+    for stem, names in ((saved.CROSS_STEM, None), (saved.CORPUS_STEM, {NO_IMPL})):
+        shared = where / f"{stem}.run.json"
+        if shared.is_file():
+            runs[stem] = (shared, saved.read_json(shared, "cross_run")["run"], names)
     results: list[CaseResult] = []
     for path in results_files(folder):
         meta, run, names = runs.get(path.name.removesuffix(".jsonl"), (None, None, None))
@@ -307,7 +395,13 @@ def load(folder: Path) -> Matrix:
 
 def _case_key(r: CaseResult, taken: Container[str]) -> str:
     """The case ID, unless two lines of one implementation share it (cross pairs do)."""
-    if r.case not in taken:
+    if r.case.startswith(PARSE_PREFIX) and not r.parse:
+        # Another test on a configuration case (encoding what was parsed): the plain ID is
+        # the parse case's.
+        key = f"{r.case} [{r.test.split('::')[-1].split('[')[0].removeprefix('test_')}]"
+        if key not in taken:
+            return key
+    elif r.case not in taken:
         return r.case
     enc, dec = r.metrics.get("encoder"), r.metrics.get("decoder")
     if enc is not None or dec is not None:
@@ -385,32 +479,56 @@ def load_note_texts() -> dict[str, dict[str, Any]]:
 
 
 def _notes(results: Sequence[CaseResult], impl_order: Sequence[str]) -> list[SpecNote]:
+    """Each note of spec_notes.json with the results that probe it: the cases its patterns
+    name, and, unless ``by_citation`` is false, those that rest on its requirement."""
     notes = []
     for rid, note in load_note_texts().items():
         patterns = note.get("cases", [])
         by_citation = note.get("by_citation", True)
-        evidence: dict[str, dict[str, list[CaseResult]]] = {name: {} for name in impl_order}
+        evidence: dict[str, dict[str, list[CaseResult]]] = {name: {} for name in [*impl_order, CORPUS]}
         for r in results:
             if (by_citation and rid in r.requirements) or any(fnmatch.fnmatchcase(r.case, p) for p in patterns):
-                evidence.setdefault(r.implementation, {}).setdefault(r.outcome, []).append(r)
+                name = CORPUS if r.implementation == NO_IMPL else r.implementation
+                evidence.setdefault(name, {}).setdefault(r.outcome, []).append(r)
         evidence = {k: v for k, v in evidence.items() if v}
         notes.append(SpecNote(rid, note["title"], note["text"], evidence))
     return notes
 
 
-def _shared_once(results: Sequence[CaseResult]) -> list[CaseResult]:
-    """Records of tests without an implementation, one per case (the worst), under SHARED."""
+def _corpus_once(results: Sequence[CaseResult]) -> tuple[list[CaseResult], dict[str, CaseResult]]:
+    """The results of implementations, and the corpus's own checks once per case (the worst
+    of the runs that ran them)."""
     out: list[CaseResult] = []
-    shared: dict[str, CaseResult] = {}
+    corpus: dict[str, CaseResult] = {}
     for r in results:
         if r.implementation != NO_IMPL:
             out.append(r)
             continue
-        r = replace(r, implementation=SHARED)
-        seen = shared.get(r.case)
+        seen = corpus.get(r.case)
         if seen is None or worst([seen.outcome, r.outcome]) != seen.outcome:
-            shared[r.case] = r
-    return out + list(shared.values())
+            corpus[r.case] = r
+    return out, corpus
+
+
+def _add(cells: dict[str, Cell], r: CaseResult) -> None:
+    for rid, outcome in r.attributions().items():
+        cell = cells.setdefault(rid, Cell())
+        cell.counts[outcome] += 1
+        if outcome != "pass":
+            cell.cases.append(r)
+
+
+def _parser_cells(groups: Sequence[ParserGroup]) -> dict[str, dict[str, Cell]]:
+    """Requirement cells of each parser: a case its rows agree on counts once; a case they
+    differ on counts each row's result, so the cell names the rows."""
+    out: dict[str, dict[str, Cell]] = {}
+    for g in groups:
+        cells = out.setdefault(g.parser, {})
+        for c in g.cases.values():
+            for r in c.rows.values() if c.varies else [representative(c)]:
+                assert isinstance(r, CaseResult)
+                _add(cells, r)
+    return out
 
 
 def build(
@@ -421,19 +539,24 @@ def build(
     environment: Mapping[str, Any] | None = None,
     generated: str = "",
 ) -> Matrix:
-    """Group results by implementation and requirement; attach cross, rate-distortion, notes."""
+    """Group results by implementation and requirement; attach parsers, core protection,
+    the corpus's own checks, cross, rate-distortion and notes.
+
+    The requirement cells of a row hold its cases but the parse suite's: those are shown
+    once per parser (``parsers``, ``parser_cells``).
+    """
     unknown = [r for r in results if r.outcome not in SEVERITY]
     if unknown:
         r = unknown[0]
         raise ValueError(f"{len(unknown)} result(s) with an unknown outcome, e.g. {r.implementation} / {r.case}: "
                          f"{r.outcome!r} (outcomes are {', '.join(SEVERITY)})")
-    results = _shared_once(results)
+    results, corpus = _corpus_once(results)
     impls = list(implementations)
     known_names = {i.name for i in impls}
     for r in results:
         if r.implementation not in known_names:
             known_names.add(r.implementation)
-            impls.append(Implementation(name=r.implementation, spec=r.implementation if r.implementation != SHARED else ""))
+            impls.append(Implementation(name=r.implementation, spec=r.implementation))
     reqs = {
         rid: {"level": q.level, "section": q.section, "text": q.text, "kind": q.kind, "when": list(q.when), "note": q.note}
         for rid, q in requirements().items()
@@ -443,12 +566,17 @@ def build(
     for r in results:
         mine = cases[r.implementation]
         mine[_case_key(r, mine)] = r
-        for rid, outcome in r.attributions().items():
-            cell = cells[r.implementation].setdefault(rid, Cell())
-            cell.counts[outcome] += 1
-            if outcome != "pass":
-                cell.cases.append(r)
-    cited = {rid for by_req in cells.values() for rid in by_req}
+        if not r.parse:
+            _add(cells[r.implementation], r)
+    parsers = parser_groups({i.name: i.parser for i in impls if cases[i.name]}, cases)
+    parser_cells = _parser_cells(parsers)
+    builtins = {i.name: cases[i.name] for i in impls if i.group == "project" and cases[i.name]}
+    protection = {
+        i.name: core_protection(cases[i.name], builtins, lambda r: r.charged() if isinstance(r, CaseResult) else [])
+        for i in impls
+        if i.group != "project" and cases[i.name] and builtins
+    }
+    cited = {rid for by_req in [*cells.values(), *parser_cells.values()] for rid in by_req}
     return Matrix(
         implementations=impls,
         requirements=reqs,
@@ -458,9 +586,13 @@ def build(
         cross=_cross(results),
         rate_distortion=_rate_distortion(results),
         throughput=throughput,
-        notes=_notes(results, [i.name for i in impls]),
+        notes=_notes([*results, *corpus.values()], [i.name for i in impls]),
         environment=environment or {},
         generated=generated or str((environment or {}).get("generated", "")),
+        parsers=parsers,
+        parser_cells=parser_cells,
+        corpus=corpus,
+        protection=protection,
     )
 
 
@@ -471,7 +603,8 @@ def _cell_json(cell: Cell) -> dict[str, Any]:
     return {
         "outcome": cell.outcome,
         "counts": dict(sorted(cell.counts.items())),
-        "cases": [{"case": c.case, "outcome": c.outcome, "message": c.summary(2000)} for c in cell.cases],
+        "cases": [{"case": c.case, "implementation": c.implementation, "outcome": c.outcome, "message": c.summary(2000)}
+                  for c in cell.cases],
     }
 
 
@@ -491,13 +624,47 @@ def to_json(m: Matrix) -> dict[str, Any]:
                 "reason": i.reason,
                 "run": dict(i.run),
                 "run_problem": i.run_problem,
+                "kind": i.kind,
+                "language": i.language,
+                "group": i.group,
+                "parser": i.parser,
+                "decode_only": i.decode_only,
                 "totals": dict(sorted(m.totals(i.name).items())),
+                "judged_totals": dict(sorted(m.judged_totals(i.name).items())),
+                "writer_setting_totals": dict(sorted(m.writer_totals(i.name).items())),
+                **({"core_protection": [
+                    {"charged_to": p.charged_to, "level": p.level, "cases": list(p.cases), "reference": list(p.reference)}
+                    for p in m.protection[i.name]
+                ]} if i.name in m.protection else {}),
             }
             for i in m.implementations
         ],
+        "groups": {key: {"heading": heading, "description": text} for key, (heading, text) in GROUPS.items()},
+        "writer_settings": describe_classification(),
         "requirements": m.requirements,
         "topics": [{"section": t.section, "requirements": list(t.requirements)} for t in m.topics],
         "cells": {impl: {rid: _cell_json(c) for rid, c in by_req.items()} for impl, by_req in m.cells.items()},
+        "parsers": [
+            {
+                "parser": g.parser,
+                "rows": g.rows,
+                "counts": dict(sorted(g.counts().items())),
+                "cases": {
+                    c.case: {
+                        "outcome": c.outcome,
+                        "writer_setting": c.writer_setting,
+                        **({"rows": {row: getattr(r, "outcome", "?") for row, r in c.rows.items()}} if c.varies else {}),
+                    }
+                    for c in g.cases.values()
+                },
+                "cells": {rid: _cell_json(c) for rid, c in m.parser_cells.get(g.parser, {}).items()},
+            }
+            for g in m.parsers
+        ],
+        "corpus_checks": {
+            case: {"outcome": c.outcome, "requirements": list(c.requirements), "message": c.message, "test": c.test}
+            for case, c in m.corpus.items()
+        },
         "cases": {
             impl: {
                 key: {
@@ -543,8 +710,8 @@ __all__ = [
     "FORMAT_VERSION",
     "NO_IMPL",
     "ReportFileError",
+    "CORPUS",
     "SEVERITY",
-    "SHARED",
     "CaseResult",
     "Cell",
     "CrossMatrix",

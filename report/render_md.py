@@ -6,7 +6,23 @@ from collections.abc import Iterable
 
 from .. import __version__
 from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Matrix, throughput_grid
-from .wording import COLUMNS, MEANING, SYMBOL, cell_text, mode_order, untested_text, verdict, versions_text
+from .rows import GROUPS, describe_classification
+from .wording import (
+    COLUMNS,
+    MEANING,
+    SYMBOL,
+    cell_text,
+    counts_text,
+    evidence_groups,
+    mode_order,
+    parse_only,
+    protection_columns,
+    protection_intro,
+    untested_row,
+    untested_text,
+    verdict,
+    versions_text,
+)
 
 #: Non-passing cases listed per topic and implementation; the rest are in matrix.json.
 MAX_LISTED = 25
@@ -36,23 +52,77 @@ def _case_line(c: CaseResult, requirement: str) -> str:
 
 
 def _summary(m: Matrix) -> list[str]:
-    out = ["## Summary", ""]
-    rows = []
-    for impl in m.implementations:
-        t = m.totals(impl.name)
-        rows.append([impl.name, ", ".join(impl.roles) or "—", versions_text(impl), str(sum(t.values())),
-                     *[str(t[o]) if t[o] else "" for o in COLUMNS], verdict(m, impl)])
-    out += _table(["implementation", "roles", "versions", "cases", *COLUMNS, "verdict"], rows)
+    out = ["## Summary", "",
+           "Each row is judged on its own cases. A decode-only row is judged as a reader: its parse cases that concern "
+           "only a writer's settings (invalid quality or subsampling values) are counted apart, under \"writer settings\".", ""]
+    for group, impls in m.groups():
+        heading, text = GROUPS[group]
+        out += [f"### {heading}", "", text, ""]
+        rows = []
+        for impl in impls:
+            t = m.judged_totals(impl.name)
+            writer = m.writer_totals(impl.name)
+            rows.append([impl.name, f"{impl.kind} · {impl.language}", "decode only" if impl.decode_only else ", ".join(impl.roles) or "—",
+                         impl.parser, str(sum(t.values())), *[str(t[o]) if t[o] else "" for o in COLUMNS],
+                         counts_text(writer) if writer else "—", verdict(m, impl)])
+        out += _table(["implementation", "kind · language", "roles", "parser", "cases", *COLUMNS, "writer settings", "verdict"], rows)
     out += [f"- **{i.name}**: {i.run_problem}" for i in m.implementations if i.run_problem]
     out += ["", "Outcomes: " + "; ".join(f"{SYMBOL[o]} {o}: {MEANING[o]}" for o in COLUMNS) + ".", ""]
     return out
 
 
+def _parsing(m: Matrix) -> list[str]:
+    out = ["## Configuration parsing, once per parser", ""]
+    if not m.parsers:
+        return out + ["No configuration cases in these results: the parse suite did not run.", ""]
+    out += ["Rows that parse with the same code are shown once. Where rows of one parser differ (a row refusing an "
+            "optional feature of its library when parsing), the case is listed with each row's outcome.", "",
+            describe_classification(), ""]
+    rows = [[g.parser, ", ".join(g.rows), counts_text(g.counts())] for g in m.parsers]
+    out += _table(["parser", "rows", "cases (\"varies\": the rows differ)"], rows)
+    for g in m.parsers:
+        listed = [c for c in g.cases.values() if c.outcome != "pass"]
+        if not listed:
+            continue
+        out += [f"### {g.parser}", ""]
+        for c in listed[:MAX_LISTED]:
+            tag = " (writer setting)" if c.writer_setting else ""
+            if c.varies:
+                per_row = ", ".join(f"{row} {getattr(r, 'outcome', '?')}" for row, r in c.rows.items())
+                out.append(f"- `{c.case}`{tag} varies: {per_row}")
+            else:
+                first = next(iter(c.rows.values()))
+                assert isinstance(first, CaseResult)
+                out.append(_case_line(first, first.requirements[0] if first.requirements else "").replace(
+                    f"- {first.implementation}: ", "- ", 1) + tag)
+        if len(listed) > MAX_LISTED:
+            out.append(f"- … and {len(listed) - MAX_LISTED} more (see matrix.json)")
+        out.append("")
+    return out
+
+
+def _protection(m: Matrix) -> list[str]:
+    out = ["## What a codec author must add", "", protection_intro(m), ""]
+    if not m.protection:
+        return out + ["No row to compare: this run has no built-in, or no row besides them.", ""]
+    keys = protection_columns(m)
+    rows = []
+    for name, items in m.protection.items():
+        found = {(p.level, p.charged_to): p for p in items}
+        counts = [str(len({c for p in items if p.level == level for c in p.cases})) for level in ("MUST", "SHOULD")]
+        rows.append([name, *counts, *(str(len(found[k].cases)) if k in found else "" for k in keys)])
+    out += _table(["row", "MUST cases", "SHOULD cases", *(f"{k.removeprefix('JPEG-')} ({level})" for level, k in keys)], rows)
+    out += [f"- **{k}** ({level}): {m.requirements.get(k, {}).get('text', MEANING.get(k, ''))}" for level, k in keys] + [""]
+    return out
+
+
 def _requirements(m: Matrix) -> list[str]:
-    impls = [i.name for i in m.implementations]
+    impls = [i.name for _, group in m.groups() for i in group]
+    by_name = {i.name: i for i in m.implementations}
     out = ["## Requirements", "",
            "Each cell counts the cases of one implementation that rest on the requirement; a failing check is "
-           "charged to the requirement it names. — means no case of this run touched it.", ""]
+           "charged to the requirement it names. — means no case of this run touched it. Configuration cases are shown "
+           "once per parser (above), not here.", ""]
     for topic in m.topics:
         out += [f"### {topic.section}", ""]
         rows: list[list[str]] = []
@@ -60,10 +130,16 @@ def _requirements(m: Matrix) -> list[str]:
         for rid in topic.requirements:
             req = m.requirements.get(rid, {"level": "?", "text": "(not in the registry)", "when": []})
             text = req["text"] if len(req["text"]) <= 120 else req["text"][:119] + "…"
+            row_cells = [m.cells.get(n, {}).get(rid) for n in impls]
+            if not any(c and c.total for c in row_cells):
+                said = (parse_only(m, rid) + " Configuration parsing." if any(rid in c for c in m.parser_cells.values())
+                        else untested_row(req.get("when", [])))
+                rows.append([f"{rid}: {text}", req["level"], said, *([""] * (len(impls) - 1))])
+                continue
             cells = []
-            for n in impls:
-                cell = m.cells.get(n, {}).get(rid)
-                cells.append(cell_text(cell) if cell and cell.total else f"— {untested_text(req.get('when', []))}")
+            for n, cell in zip(impls, row_cells, strict=True):
+                cells.append(cell_text(cell) if cell and cell.total else
+                             "—" if by_name[n].decode_only else f"— {untested_text(req.get('when', []))}")
                 if cell:
                     listed.extend((n, rid, c) for c in cell.cases)
             rows.append([f"{rid}: {text}", req["level"], *cells])
@@ -138,8 +214,9 @@ def _notes(m: Matrix) -> list[str]:
         if not note.evidence:
             out += [f"_No results probe {note.id} in this run._", ""]
             continue
-        out += ["Evidence:", ""]
-        for impl, by_outcome in note.evidence.items():
+        out += ["Evidence (implementations with the same outcomes on the same cases together):", ""]
+        for group, by_outcome in evidence_groups(note.evidence):
+            impl = ", ".join(group)
             parts = []
             for o in COLUMNS:
                 cases = by_outcome.get(o, [])
@@ -151,11 +228,24 @@ def _notes(m: Matrix) -> list[str]:
     return out
 
 
+def _corpus(m: Matrix) -> list[str]:
+    out = ["## The corpus's own checks", ""]
+    if not m.corpus:
+        return out + ["Not run in these results (the schema and store suites take no implementation).", ""]
+    counts: dict[str, int] = {}
+    for c in m.corpus.values():
+        counts[c.outcome] = counts.get(c.outcome, 0) + 1
+    out += [f"Tests that take no implementation, run once: {len(m.corpus)} checks, {counts_text(counts)}.", ""]
+    out += [f"- `{c.case}` **{c.outcome}**: {' '.join(c.summary(300).split())}" for c in m.corpus.values() if c.outcome != "pass"]
+    return out + [""]
+
+
 def _environment(m: Matrix) -> list[str]:
     out = ["## Environment", ""]
     out += _table(["key", "value"], [[k, str(v)] for k, v in m.environment.items()]) if m.environment else ["Not recorded.", ""]
-    out += _table(["implementation", "--impl", "roles", "versions"],
-                  [[i.name, f"`{i.spec}`", ", ".join(i.roles) or "—", versions_text(i)] for i in m.implementations])
+    out += _table(["implementation", "kind · language", "--impl", "roles", "versions"],
+                  [[i.name, f"{i.kind} · {i.language}", f"`{i.spec}`", ", ".join(i.roles) or "—", versions_text(i)]
+                   for i in m.implementations])
     return out
 
 
@@ -165,7 +255,8 @@ def render(m: Matrix) -> str:
     head = ["# Zarr v3 jpeg codec: compatibility matrix", "",
             f"Implementations: {names}. Generated {m.generated or '—'} by zarr-jpeg-conformance "
             f"{m.environment.get('zarr_jpeg_conformance', __version__)}.", ""]
-    parts = head + _summary(m) + _requirements(m) + _cross(m) + _rate_distortion(m) + _throughput(m) + _notes(m) + _environment(m)
+    parts = (head + _summary(m) + _parsing(m) + _protection(m) + _requirements(m) + _cross(m) + _rate_distortion(m)
+             + _throughput(m) + _notes(m) + _corpus(m) + _environment(m))
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -8,6 +8,7 @@ native libraries of one backend out of the others' process.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import os
 import platform
@@ -16,9 +17,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -27,7 +30,7 @@ from typing import Any
 from .. import __version__
 from ..adapters import BUILTINS, LIBRARIES
 from ..harnesses import HARNESSES
-from .saved import CROSS_STEM, FORMAT_VERSION
+from .saved import CORPUS_STEM, CROSS_STEM, FORMAT_VERSION
 
 Log = Callable[[str], None]
 #: pytest exit codes: 0 all passed, 1 some tests failed; anything else means the run went wrong.
@@ -48,6 +51,8 @@ class RunOptions:
     suites: Sequence[str] = ()
     #: Further pytest arguments, passed as given (e.g. --isolate, --known-failures=FILE).
     pytest_args: Sequence[str] = field(default_factory=list)
+    #: pytest runs at a time (each still in its own process, with its own timeout).
+    jobs: int = 2
 
 
 def file_stem(name: str) -> str:
@@ -95,15 +100,23 @@ class Interrupted(Exception):
         self.run = run
 
 
+#: Suites that hold the corpus's own checks (tests that take no implementation).
+CORPUS_SUITES = ("schema", "stores")
+
+
 def _wants_cross(options: RunOptions) -> bool:
     return not options.suites or any(s.removeprefix("test_") == CROSS_SUITE for s in options.suites)
 
 
+def _wants_corpus(options: RunOptions) -> bool:
+    return not options.suites or any(s.removeprefix("test_") in CORPUS_SUITES for s in options.suites)
+
+
 def pytest_command(spec: str | Sequence[str], results: Path, options: RunOptions) -> list[str]:
-    """The pytest command line for one implementation, or for the cross run of several
-    (without the isolating -c/--rootdir)."""
+    """The pytest command line for one implementation, for the cross run of several, or
+    (spec "") for the corpus's own checks; without the isolating -c/--rootdir."""
     cross = not isinstance(spec, str)
-    specs = list(spec) if cross else [spec]
+    specs = list(spec) if cross else [spec] if spec else []
     targets = [f"zarr_jpeg_conformance.suites.test_{CROSS_SUITE}"] if cross else _targets(options.suites)
     cmd = [sys.executable, "-m", "pytest", "--pyargs", *targets, *(f"--impl={s}" for s in specs),
            f"--results={results}", "-q", "-p", "no:cacheprovider", "--import-mode=importlib"]
@@ -111,6 +124,8 @@ def pytest_command(spec: str | Sequence[str], results: Path, options: RunOptions
         # Pairs need every implementation in one session: the cross run does them all.
         # pytest anchors a relative glob at the cwd; fnmatch's * also matches "/".
         cmd.append(f"--ignore-glob=/*/suites/test_{CROSS_SUITE}.py")
+        # The corpus's own checks run once, in a run of their own, not once per implementation.
+        cmd.append("--corpus-checks=skip" if specs else "--corpus-checks=only")
     if options.keyword:
         cmd += ["-k", options.keyword]
     return cmd + list(options.pytest_args)
@@ -118,8 +133,8 @@ def pytest_command(spec: str | Sequence[str], results: Path, options: RunOptions
 
 def _shown(cmd: Sequence[str], results: Path) -> str:
     """The command as written into the output folder: no paths of this machine."""
-    parts = ["python" if c == sys.executable else c for c in cmd]
-    parts = [p.replace(str(results), f"results/{results.name}") for p in parts]
+    # The executable also appears inside the default harness specs (--impl=exec:PYTHON -m ...).
+    parts = [_spec_shown(c).replace(str(results), f"results/{results.name}") for c in cmd]
     return " ".join(parts)
 
 
@@ -152,8 +167,14 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options: RunOptions, log: Log) -> dict[str, Any]:
-    """Run the suites on one implementation (or the cross suite on several); returns the run record."""
+def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options: RunOptions, log: Log,
+               stop: threading.Event | None = None) -> dict[str, Any]:
+    """Run the suites on one implementation (or the cross suite on several, or, with spec "",
+    the corpus's own checks); returns the run record.
+
+    ``stop``: set by the caller when the user pressed Ctrl-C (the child, in its own session,
+    does not get it): the child is interrupted and :class:`Interrupted` raised.
+    """
     results = results_dir / f"{stem}.jsonl"
     log_path = results_dir / f"{stem}.log"
     cmd = pytest_command(spec, results.resolve(), options)
@@ -175,6 +196,8 @@ def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options:
                         break
                     except subprocess.TimeoutExpired:
                         pass
+                    if stop is not None and stop.is_set():
+                        raise KeyboardInterrupt
                     now = time.monotonic()
                     if now - start > options.timeout:
                         timed_out = True
@@ -206,71 +229,145 @@ def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options:
     return record
 
 
-def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> list[dict[str, Any]]:
-    """Probe and run every implementation in turn; writes results/<name>.{jsonl,log,meta.json}.
+def _probe_all(specs: Sequence[str], jobs: int) -> list[dict[str, Any]]:
+    """Probe every spec (``jobs`` at a time), in spec order; a name taken by an earlier spec
+    makes a later one unavailable."""
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        metas = list(pool.map(probe, specs))
+    used: dict[str, str] = {}
+    for spec, meta in zip(specs, metas, strict=True):
+        name = meta.get("name", spec)
+        if meta.get("available") and name in used:
+            meta.clear()
+            meta.update({"spec": spec, "available": False, "reason": f"its name {name!r} is already taken by --impl {used[name]}"})
+        elif meta.get("available"):
+            used[name] = spec
+        meta.setdefault("name", spec)
+    return metas
 
-    On Ctrl-C, the implementation that was running keeps its results so far and its meta
-    (marked interrupted), and :class:`Interrupted` ends the loop.
+
+def _stem(meta: Mapping[str, Any]) -> str:
+    return file_stem(meta["name"] if meta.get("available") else meta["spec"])
+
+
+def _run_one(order: int, total: int, meta: dict[str, Any], results_dir: Path, options: RunOptions, log: Log,
+             stop: threading.Event) -> dict[str, Any]:
+    """The suite run of one probed implementation; writes its meta (also when interrupted)."""
+    name, stem = meta["name"], _stem(meta)
+    if meta.get("available"):
+        versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
+        log(f"[{order + 1}/{total}] {name} ({versions}): running the suites (timeout {options.timeout:.0f} s)")
+        try:
+            meta["run"] = run_suites(meta["spec"], stem, results_dir, options, log, stop)
+        except Interrupted as interrupted:
+            meta["run"] = {**interrupted.run, "order": order}
+            _write_meta(results_dir / f"{stem}.meta.json", meta)
+            raise
+        run = meta["run"]
+        counts = ", ".join(f"{n} {o}" for o, n in sorted(run["results"].items()))
+        status = "timed out" if run["timed_out"] else f"exit {run['returncode']}"
+        log(f"    {name}: {sum(run['results'].values())} results in {run['seconds']:.1f} s ({counts}; {status})")
+    else:
+        log(f"[{order + 1}/{total}] {meta['spec']}: not available: {meta.get('reason')}")
+        meta["run"] = {}
+    meta["run"]["order"] = order
+    _write_meta(results_dir / f"{stem}.meta.json", meta)
+    return meta
+
+
+def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> list[dict[str, Any]]:
+    """Probe and run every implementation, ``options.jobs`` pytest processes at a time, with
+    the cross suite over all of them and the corpus's own checks as two more runs of the same
+    pool; writes results/<name>.{jsonl,log,meta.json}, cross-pairs.* and corpus-checks.*.
+
+    Each run keeps its own process and timeout; files are named by implementation and metas
+    carry the spec order, so what is written does not depend on which run ends first. On
+    Ctrl-C every running child is interrupted and keeps its results so far and its record
+    (marked interrupted), the runs not started are dropped, and :class:`Interrupted` ends the run.
     """
     results_dir = out / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
-    metas: list[dict[str, Any]] = []
-    used: dict[str, str] = {}
-    for order, spec in enumerate(specs):
-        log(f"[{order + 1}/{len(specs)}] {spec}: loading")
-        meta = probe(spec)
-        name = meta.get("name", spec)
-        if meta.get("available") and name in used:
-            meta = {"spec": spec, "available": False, "reason": f"its name {name!r} is already taken by --impl {used[name]}"}
-        meta.setdefault("name", spec)
-        stem = file_stem(meta["name"] if meta.get("available") else spec)
-        if meta.get("available"):
-            used[name] = spec
-            versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
-            log(f"    {name} ({versions}): running the suites (timeout {options.timeout:.0f} s)")
-            try:
-                meta["run"] = run_suites(spec, stem, results_dir, options, log)
-            except Interrupted as stop:
-                meta["run"] = {**stop.run, "order": order}
-                _write_meta(results_dir / f"{stem}.meta.json", meta)
-                raise
-            run = meta["run"]
-            counts = ", ".join(f"{n} {o}" for o, n in sorted(run["results"].items()))
-            status = "timed out" if run["timed_out"] else f"exit {run['returncode']}"
-            log(f"    {name}: {sum(run['results'].values())} results in {run['seconds']:.1f} s ({counts}; {status})")
-        else:
-            log(f"    not available: {meta.get('reason')}")
-            meta["run"] = {}
-        meta["run"]["order"] = order
-        _write_meta(results_dir / f"{stem}.meta.json", meta)
-        metas.append(meta)
+    log(f"loading {len(specs)} implementation(s)")
+    metas = _probe_all(specs, options.jobs)
+    ready = [m["spec"] for m in metas if m.get("available")]
+    stop = threading.Event()
+    # (the run, the implementation's order and meta if it is one's)
+    tasks: list[tuple[Callable[[], Any], int, dict[str, Any] | None]] = []
+    if len(ready) >= 2 and _wants_cross(options):
+        # The longest run first: every encoder x decoder pair in one session.
+        tasks.append((lambda: run_cross(ready, out, options, log, stop), -1, None))
+    for order, meta in enumerate(metas):
+        tasks.append((functools.partial(_run_one, order, len(metas), meta, results_dir, options, log, stop), order, meta))
+    if _wants_corpus(options):
+        tasks.append((lambda: run_corpus(out, options, log, stop), -1, None))
+    interrupted: Interrupted | None = None
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+        futures = [(pool.submit(task), order, meta) for task, order, meta in tasks]
+        try:
+            while not all(f.done() for f, _, _ in futures):
+                wait([f for f, _, _ in futures], timeout=0.5)
+        except KeyboardInterrupt:
+            stop.set()
+            for f, position, waiting in futures:
+                if f.cancel() and waiting is not None:
+                    # Never started: its row says so, rather than showing only its cross pairs as if it had run.
+                    waiting["run"] = {"order": position, "interrupted": True, "seconds": 0} if waiting.get("available") else {"order": position}
+                    _write_meta(results_dir / f"{_stem(waiting)}.meta.json", waiting)
+        for f, _, _ in futures:
+            if f.cancelled():
+                continue
+            exc = f.exception()
+            if isinstance(exc, Interrupted):
+                interrupted = interrupted or exc
+            elif exc is not None:
+                raise exc
+    if interrupted is not None or stop.is_set():
+        raise interrupted or Interrupted({})
     return metas
+
+
+def _spec_shown(spec: str) -> str:
+    """A spec as written into the output folder: the default harness specs name this
+    machine's Python, which the pages need not show."""
+    return spec.replace(sys.executable, "python")
 
 
 def _write_meta(path: Path, meta: dict[str, Any]) -> None:
     meta["format_version"] = FORMAT_VERSION
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps({**meta, "spec": _spec_shown(meta["spec"])}, indent=1) + "\n", encoding="utf-8")
 
 
-def run_cross(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> dict[str, Any] | None:
+def _save_run(out: Path, stem: str, specs: Sequence[str], record: dict[str, Any]) -> None:
+    # What a meta is to an implementation's run: the loader checks the results file against it.
+    doc = {"format_version": FORMAT_VERSION, "specs": [_spec_shown(s) for s in specs], "run": record}
+    (out / "results" / f"{stem}.run.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
+def _shared_run(specs: Sequence[str], stem: str, label: str, out: Path, options: RunOptions, log: Log,
+                stop: threading.Event | None) -> dict[str, Any]:
+    try:
+        record = run_suites(list(specs) if specs else "", stem, out / "results", options, log, stop)
+    except Interrupted as interrupted:
+        _save_run(out, stem, specs, interrupted.run)
+        raise
+    _save_run(out, stem, specs, record)
+    log(f"{label}: {sum(record['results'].values())} results in {record['seconds']:.1f} s")
+    return record
+
+
+def run_cross(specs: Sequence[str], out: Path, options: RunOptions, log: Log,
+              stop: threading.Event | None = None) -> dict[str, Any] | None:
     """Every encoder x decoder pair among the implementations, in one session: results/cross-pairs.jsonl."""
     if len(specs) < 2 or not _wants_cross(options):
         return None
     log(f"cross: {len(specs)} implementations, every encoder x decoder pair")
+    return _shared_run(specs, CROSS_STEM, "cross", out, options, log, stop)
 
-    def save(record: dict[str, Any]) -> None:
-        # What a meta is to an implementation's run: the loader checks the results file against it.
-        doc = {"format_version": FORMAT_VERSION, "specs": list(specs), "run": record}
-        (out / "results" / f"{CROSS_STEM}.run.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
-    try:
-        record = run_suites(list(specs), CROSS_STEM, out / "results", options, log)
-    except Interrupted as stop:
-        save(stop.run)
-        raise
-    save(record)
-    log(f"cross: {sum(record['results'].values())} results in {record['seconds']:.1f} s")
-    return record
+def run_corpus(out: Path, options: RunOptions, log: Log, stop: threading.Event | None = None) -> dict[str, Any]:
+    """The suites' tests that take no implementation, once: results/corpus-checks.jsonl."""
+    log("corpus: the corpus's own checks (schema, stores)")
+    return _shared_run([], CORPUS_STEM, "corpus", out, options, log, stop)
 
 
 def run_throughput(specs: Sequence[str], out: Path, *, repeats: int, size: int, timeout: float, log: Log) -> dict[str, Any]:
@@ -323,4 +420,5 @@ def environment(selection: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["RunOptions", "default_specs", "environment", "file_stem", "probe", "pytest_command", "run_all", "run_suites", "run_throughput"]
+__all__ = ["RunOptions", "default_specs", "environment", "file_stem", "probe", "pytest_command", "run_all", "run_corpus", "run_cross",
+           "run_suites", "run_throughput"]

@@ -22,11 +22,15 @@ import jsonschema
 
 from ..corpus.registry import load_json
 
-#: ``format_version`` of every file this version writes: results lines, meta, cross run,
-#: environment, throughput, matrix.json.
-FORMAT_VERSION = 1
+#: ``format_version`` of every file of a report folder this version writes: meta, cross
+#: run, environment, throughput, matrix.json (schema/report-files.schema.json).
+FORMAT_VERSION = 2
+#: ``format_version`` of results lines (schema/results.schema.json; written by the plugin).
+RESULTS_FORMAT_VERSION = 1
 #: The results file (and run record) of the cross suite's run over every implementation together.
 CROSS_STEM = "cross-pairs"
+#: The results file (and run record) of the corpus's own checks, run once.
+CORPUS_STEM = "corpus-checks"
 RESULTS_SCHEMA = "results.schema.json"
 FILES_SCHEMA = "report-files.schema.json"
 #: Longest piece of a file quoted in an error message, and most problems listed for one document.
@@ -53,14 +57,15 @@ def _quote(value: object) -> str:
 
 def check(doc: Any, where: str, schema: str, definition: str | None = None) -> None:
     """Raise ReportFileError naming ``where`` unless ``doc`` is a valid document of this format version."""
+    version = RESULTS_FORMAT_VERSION if schema == RESULTS_SCHEMA else FORMAT_VERSION
     if not isinstance(doc, dict):
         raise ReportFileError(f"{where}: expected a JSON object, got {_quote(doc)}")
     if "format_version" not in doc:
         raise ReportFileError(f"{where}: no format_version: not written by this version of zarr-jpeg-conformance "
-                              f"(it writes and reads format_version {FORMAT_VERSION}); run the suites again")
-    if doc["format_version"] != FORMAT_VERSION:
+                              f"(it writes and reads format_version {version}); run the suites again")
+    if doc["format_version"] != version:
         raise ReportFileError(f"{where}: format_version {_quote(doc['format_version'])}; "
-                              f"this version of zarr-jpeg-conformance reads {FORMAT_VERSION}")
+                              f"this version of zarr-jpeg-conformance reads {version}: run the report again")
     problems = _problems(_validator(schema, definition).iter_errors(doc))
     if problems:
         more = f" (and {len(problems) - _ERRORS} more)" if len(problems) > _ERRORS else ""
@@ -158,4 +163,5 @@ def check_counts(path: Path, records: list[dict[str, Any]], run: Mapping[str, An
                               "ended: lines were lost or added since")
 
 
-__all__ = ["FORMAT_VERSION", "ReportFileError", "check", "check_counts", "read_json", "read_results", "stopped"]
+__all__ = ["CORPUS_STEM", "CROSS_STEM", "FORMAT_VERSION", "RESULTS_FORMAT_VERSION", "ReportFileError", "check", "check_counts",
+           "read_json", "read_results", "stopped"]

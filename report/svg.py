@@ -27,7 +27,8 @@ class Series:
 
 def style_for(index: int) -> tuple[str, str]:
     """Color and marker of the index-th implementation, the same in every chart."""
-    return PALETTE[index % len(PALETTE)], MARKERS[index % len(MARKERS)]
+    # The marker changes once the colors are used up: 32 distinct pairs (index % 4 would repeat after 8).
+    return PALETTE[index % len(PALETTE)], MARKERS[(index // len(PALETTE)) % len(MARKERS)]
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -20,15 +23,28 @@ from typing import Any
 import numpy as np
 import pytest
 
-from zarr_jpeg_conformance.report import compare, model, render_html, render_md, run, svg, throughput, wording
+from zarr_jpeg_conformance.corpus import registry
+from zarr_jpeg_conformance.report import (
+    compare,
+    model,
+    protection,
+    render_html,
+    render_md,
+    run,
+    svg,
+    throughput,
+    wording,
+)
+from zarr_jpeg_conformance.report import rows as rows_mod
 from zarr_jpeg_conformance.report.__main__ import main
 
 Q01 = '[JPEG-Q-01 MUST] "quality (integer, required): the JPEG encoding quality, in the range 1–100."'
 
 
 def _rec(impl: str, case: str, outcome: str, reqs: list[str], message: str = "", **metrics: Any) -> dict[str, Any]:
+    module = "test_parse.py::test_parse" if case.startswith("config.") else "test_x.py::test_x"
     return {"format_version": 1, "implementation": impl, "case": case, "outcome": outcome, "requirements": reqs,
-            "level": "MUST", "message": message, "metrics": metrics, "test": f"suites/x.py::t[{impl}-{case}]"}
+            "level": "MUST", "message": message, "metrics": metrics, "test": f"{module}[{impl}-{case}]"}
 
 
 def _records() -> list[dict[str, Any]]:
@@ -66,13 +82,14 @@ def _write_folder(folder: Path, records: list[dict[str, Any]], *, with_meta: boo
         lines = [json.dumps(r) for r in recs]
         (folder / "results" / f"{impl}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         if with_meta:
-            meta = {"format_version": 1, "spec": impl, "name": impl, "available": True, "roles": ["decode", "encode"],
-                    "versions": {"lib": f"{order + 1}.0"}, "run": {"order": order, "returncode": 1, "timed_out": False, "seconds": 1.5}}
+            meta = {"format_version": 2, "spec": impl, "name": impl, "available": True, "roles": ["decode", "encode"],
+                    "versions": {"lib": f"{order + 1}.0", "parse": "shared shim"}, "kind": "library", "language": "Rust",
+                    "run": {"order": order, "returncode": 1, "timed_out": False, "seconds": 1.5}}
             (folder / "results" / f"{impl}.meta.json").write_text(json.dumps(meta), encoding="utf-8")
     if with_meta:
-        gone = {"format_version": 1, "spec": "gamma", "name": "gamma", "available": False, "reason": "cannot import 'gammajpeg'", "run": {"order": 9}}
+        gone = {"format_version": 2, "spec": "gamma", "name": "gamma", "available": False, "reason": "cannot import 'gammajpeg'", "run": {"order": 9}}
         (folder / "results" / "gamma.meta.json").write_text(json.dumps(gone), encoding="utf-8")
-        (folder / "environment.json").write_text(json.dumps({"format_version": 1, "generated": "2026-11-30 00:00 UTC", "python": "CPython 3.11"}))
+        (folder / "environment.json").write_text(json.dumps({"format_version": 2, "generated": "2026-11-30 00:00 UTC", "python": "CPython 3.11"}))
         tp = throughput.measure([_Fake("alpha"), _Fake("beta", rgb=False)], size=32, repeats=3)
         (folder / "throughput.json").write_text(json.dumps(tp))
     return folder
@@ -117,8 +134,10 @@ def test_failure_is_charged_to_the_requirement_it_names(matrix: model.Matrix) ->
     assert alpha["JPEG-X-05"].counts == {"warn": 1}
     # The warning did not stop the test: the other requirements of the case held.
     assert alpha["JPEG-ECS-05"].counts == {"pass": 1}
-    assert beta["JPEG-Q-01"].outcome == "fail"
-    assert [c.case for c in beta["JPEG-Q-01"].cases] == ["config.quality.zero"]
+    # Configuration cases are the parser's: not in the rows' cells, once in the parser's.
+    assert "JPEG-Q-01" not in beta and "JPEG-Q-01" not in alpha
+    parsed = matrix.parser_cells["shared shim"]["JPEG-Q-01"]
+    assert parsed.outcome == "fail" and [(c.implementation, c.case) for c in parsed.cases] == [("beta", "config.quality.zero")]
     # An optional feature rejected: charged to the MAY it names; DCS-03 was never reached.
     assert alpha["JPEG-DCS-05"].counts == {"unsupported": 1}
     assert "JPEG-DCS-03" not in alpha
@@ -132,7 +151,7 @@ def test_implementations_totals_and_availability(matrix: model.Matrix) -> None:
     gamma = matrix.implementations[2]
     assert not gamma.available and "gammajpeg" in gamma.run_problem
     assert matrix.totals("alpha") == {"pass": 5, "warn": 1, "unsupported": 2, "fail": 1}
-    assert dict(matrix.implementations[0].versions) == {"lib": "1.0"}
+    assert dict(matrix.implementations[0].versions) == {"lib": "1.0", "parse": "shared shim"}
     assert sum(1 for c in matrix.cases["beta"].values() if c.known) == 1
 
 
@@ -168,21 +187,32 @@ def test_spec_notes_carry_evidence(matrix: model.Matrix) -> None:
 def test_matrix_json(matrix: model.Matrix) -> None:
     doc = json.loads(json.dumps(model.to_json(matrix)))
     assert doc["format_version"] == model.FORMAT_VERSION
-    assert doc["cells"]["beta"]["JPEG-Q-01"]["outcome"] == "fail"
+    assert "JPEG-Q-01" not in doc["cells"]["beta"]
+    (parser,) = doc["parsers"]
+    assert parser["parser"] == "shared shim" and parser["rows"] == ["alpha", "beta"]
+    assert parser["cases"]["config.quality.zero"] == {"outcome": "varies", "writer_setting": True, "rows": {"alpha": "pass", "beta": "fail"}}
+    assert parser["cells"]["JPEG-Q-01"]["outcome"] == "fail"
+    alpha = doc["implementations"][0]
+    assert (alpha["kind"], alpha["language"], alpha["group"], alpha["parser"]) == ("library", "Rust", "library", "shared shim")
     assert doc["cases"]["beta"]["config.name.uppercase"]["known"] is True
     assert doc["throughput"]["results"] and doc["cross"]["encoders"] == ["alpha", "beta"]
     assert {t["section"] for t in doc["topics"]} >= {"Codec name", "Interpretation"}
 
 
-def test_tests_without_implementation_are_shown_once() -> None:
-    """The store suite takes no impl: each implementation's run repeats it; the matrix shows it once."""
-    def shared(outcome: str) -> model.CaseResult:
-        return model.CaseResult(model.NO_IMPL, "store.gray-2d", outcome, "MUST", ("JPEG-DEC-03",), "", {})
+def test_tests_without_implementation_are_the_corpus_checks_shown_once() -> None:
+    """Tests that take no impl are no row: the corpus's own checks, once per case (the worst outcome)."""
+    def corpus(outcome: str) -> model.CaseResult:
+        return model.CaseResult(model.NO_IMPL, "stores.store_holds_its_data[gray-2d]", outcome, "MUST", ("JPEG-DEC-03",), "", {})
 
-    m = model.build([shared("pass"), shared("fail"), shared("pass")])
-    assert [i.name for i in m.implementations] == [model.SHARED]
-    assert list(m.cases[model.SHARED]) == ["store.gray-2d"]
-    assert m.cases[model.SHARED]["store.gray-2d"].outcome == "fail"
+    impl = model.CaseResult("alpha", "roundtrip.x", "pass", "MUST", ("JPEG-DEC-03",), "", {})
+    m = model.build([corpus("pass"), corpus("fail"), impl, corpus("pass")])
+    assert [i.name for i in m.implementations] == ["alpha"]
+    assert list(m.corpus) == ["stores.store_holds_its_data[gray-2d]"] and m.corpus["stores.store_holds_its_data[gray-2d]"].outcome == "fail"
+    assert m.cells["alpha"]["JPEG-DEC-03"].counts == {"pass": 1}  # the corpus check is no evidence of alpha's
+    assert model.to_json(m)["corpus_checks"]["stores.store_holds_its_data[gray-2d]"]["outcome"] == "fail"
+    html, md = render_html.render(m), render_md.render(m)
+    assert 'id="corpus"' in html and "1 checks: 1 fail" in html and "## The corpus's own checks" in md
+    assert "(no --impl)" not in html + md
 
 
 def test_cut_short_last_line_is_skipped_only_when_the_run_was_stopped(tmp_path: Path) -> None:
@@ -364,7 +394,7 @@ class _Page(HTMLParser):
         ids = [x.get("id", "") for _, x in self.stack]
         if tag == "section" and a.get("id") and "section" not in inside:
             self.sections.append(a["id"])
-        if tag == "table" and "matrix" in a.get("class", "") and "requirements" in ids:
+        if tag == "tr" and "group-head" in a.get("class", "") and "requirements" in ids:
             self.topic_tables += 1
         if tag == "details" and any("cell" in x.get("class", "") for _, x in self.stack):
             self.details_in_cells += 1
@@ -391,8 +421,9 @@ def test_html_structure(matrix: model.Matrix) -> None:
     html = render_html.render(matrix)
     page = _Page()
     page.feed(html)
-    assert page.sections == ["summary", "requirements", "cross", "rate-distortion", "throughput", "spec-notes", "environment"]
-    assert page.topic_tables == len(matrix.topics)
+    assert page.sections == ["summary", "parsing", "protection", "requirements", "cross", "rate-distortion", "throughput",
+                             "spec-notes", "corpus", "environment"]
+    assert page.topic_tables == len(matrix.topics)  # one heading row per section of the spec
     assert page.svgs >= 3  # rate-distortion per mode and throughput bars
     assert page.details_in_cells >= 3
     assert page.scripts == page.links == 0 and page.external == []
@@ -412,10 +443,11 @@ def test_html_escapes_what_implementations_write() -> None:
 
 def test_markdown(matrix: model.Matrix) -> None:
     md = render_md.render(matrix)
-    for heading in ("## Summary", "## Requirements", "### Codec name", "## Encoder × decoder", "## Rate–distortion",
-                    "## Throughput", "## Spec notes", "## Environment"):
+    for heading in ("## Summary", "## Configuration parsing, once per parser", "## What a codec author must add",
+                    "## Requirements", "### Codec name", "## Encoder × decoder", "## Rate–distortion", "## Throughput",
+                    "## Spec notes", "## The corpus's own checks", "## Environment"):
         assert heading in md
-    assert "beta: `config.quality.zero` **fail**" in md
+    assert "- `config.quality.zero` (writer setting) varies: alpha pass, beta fail" in md
     assert "(known failure)" in md
     assert "| alpha | " in md
 
@@ -441,16 +473,18 @@ def test_compare(matrix: model.Matrix) -> None:
     old = model.to_json(matrix)
     new = json.loads(json.dumps(old))
     new["cases"]["beta"]["config.quality.zero"]["outcome"] = "pass"
-    new["cells"]["beta"]["JPEG-Q-01"]["outcome"] = "pass"
+    new["parsers"][0]["cells"]["JPEG-Q-01"]["outcome"] = "pass"
+    new["cells"]["alpha"]["JPEG-X-05"]["outcome"] = "pass"
     new["cases"]["alpha"]["config.new.case"] = {"outcome": "fail"}
     del new["cases"]["alpha"]["chunk.dims.width-65535"]
-    new["implementations"][0]["versions"] = {"lib": "1.1"}
+    new["implementations"][0]["versions"] = {"lib": "1.1", "parse": "shared shim"}
     text = compare.compare(old, new)
     assert "| `config.quality.zero` | fail | pass | better |" in text
-    assert "| JPEG-Q-01 | fail | pass |" in text
+    assert "| JPEG-X-05 | warn | pass |" in text
+    assert "## parser shared shim" in text and "| JPEG-Q-01 | fail | pass |" in text
     assert "New cases (1)" in text and "`config.new.case`" in text
     assert "Removed cases (1)" in text and "`chunk.dims.width-65535`" in text
-    assert "**alpha** versions: lib 1.0 → lib 1.1" in text
+    assert "**alpha** versions: lib 1.0, parse shared shim → lib 1.1, parse shared shim" in text
     assert "No changes" in compare.compare(old, old)
 
 
@@ -526,9 +560,10 @@ def test_throughput_round_robin_and_relative() -> None:
 
 def test_throughput_of_a_harness_is_pipelined_and_says_so() -> None:
     """A harness is timed through its batch calls (requests in flight), and the table's heading says how."""
-    impl = _first_builtin()
-    if impl is None:
+    found = _builtins(1)
+    if not found:
         pytest.skip("no built-in backend is installed")
+    impl = found[0]
     from zarr_jpeg_conformance.adapters.remote import ExecAdapter
 
     calls: list[str] = []
@@ -553,34 +588,236 @@ def test_pytest_command_selects_suites() -> None:
     assert run.file_stem("exec:node harness.mjs --decoder jpeg-js") == "exec_node_harness.mjs_--decoder_jpeg-js"
 
 
-def _first_builtin() -> str | None:
-    for name in ("imagecodecs", "pillow", "turbojpeg"):
-        if run.probe(name).get("available"):
-            return name
-    return None
+def _builtins(count: int) -> list[str]:
+    return [n for n in ("imagecodecs", "pillow", "turbojpeg") if run.probe(n).get("available")][:count]
 
 
 def test_cli_end_to_end(tmp_path: Path) -> None:
-    """The real command from an unrelated folder: one implementation, a subset of the suites."""
-    impl = _first_builtin()
-    if impl is None:
-        pytest.skip("no built-in adapter's backend is installed")
+    """The real command from an unrelated folder: two implementations two at a time, a subset of
+    the suites, the corpus's own checks once in a run of their own."""
+    impls = _builtins(2)
+    if len(impls) < 2:
+        pytest.skip("fewer than two built-in adapters' backends are installed")
     out = tmp_path / "matrix"
     done = subprocess.run(
-        [sys.executable, "-m", "zarr_jpeg_conformance.report", "--out", str(out), "--impl", impl, "--impl", "no-such-impl",
-         "-k", "parse or bitstream", "--repeats", "1", "--throughput-size", "64"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False,
+        [sys.executable, "-m", "zarr_jpeg_conformance.report", "--out", str(out), *(f"--impl={i}" for i in impls),
+         "--impl", "no-such-impl", "-k", "parse or bitstream or schema", "--jobs", "2", "--repeats", "1", "--throughput-size", "64"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert f"[1/2] {impl}: loading" in done.stderr and "running the suites" in done.stderr
+    assert f"[1/3] {impls[0]} (" in done.stderr and "running the suites" in done.stderr
+    assert "2 run(s) at a time" in done.stderr
     doc = json.loads((out / "matrix.json").read_text())
-    impls = {i["name"]: i for i in doc["implementations"]}
-    assert impls[impl]["run_problem"] == "" and impls[impl]["versions"]
-    assert not impls["no-such-impl"]["available"] and "unknown adapter" in impls["no-such-impl"]["reason"]
-    cases = doc["cases"][impl]
+    # The order of the --impl options, whichever run ended first.
+    assert [i["name"] for i in doc["implementations"]] == [*impls, "no-such-impl"]
+    by_name = {i["name"]: i for i in doc["implementations"]}
+    first = by_name[impls[0]]
+    assert first["run_problem"] == "" and first["versions"] and first["group"] == "project" and first["kind"] == "codec"
+    assert not by_name["no-such-impl"]["available"] and "unknown adapter" in by_name["no-such-impl"]["reason"]
+    cases = doc["cases"][impls[0]]
     assert any(c.startswith("config.") for c in cases) and any(c.startswith("bitstream.") for c in cases)
     assert not any(c.startswith("roundtrip.") for c in cases)  # -k reached pytest
-    assert {r["implementation"] for r in doc["throughput"]["results"]} == {impl}
+    # The corpus's own checks ran once, in their own run, and are no row.
+    assert doc["corpus_checks"] and all(c.startswith("schema.") for c in doc["corpus_checks"])
+    for name in impls:
+        lines = (out / "results" / f"{name}.jsonl").read_text().splitlines()
+        assert lines and all(json.loads(line)["implementation"] == name for line in lines)
+    assert {json.loads(line)["implementation"] for line in (out / "results" / "corpus-checks.jsonl").read_text().splitlines()} == {"-"}
+    (parser,) = doc["parsers"]
+    assert parser["rows"] == impls  # both parse with core.config: their configuration cases shown once
+    assert {r["implementation"] for r in doc["throughput"]["results"]} == set(impls)
     page = _Page()
     page.feed((out / "matrix.html").read_text())
-    assert "requirements" in page.sections and page.external == []
+    assert {"requirements", "parsing", "corpus"} <= set(page.sections) and page.external == []
+
+
+# ---------------------------------------------------------------- rows, parsers, readers, protection
+
+
+def _impl(name: str, *, spec: str = "", kind: str = "library", language: str = "Rust",
+          roles: tuple[str, ...] = ("decode", "encode"), parse: str = "shim") -> model.Implementation:
+    return model.Implementation(name=name, spec=spec or name, roles=roles, versions={"parse": parse} if parse else {},
+                                kind=kind, language=language)
+
+
+def _result(impl: str, case: str, outcome: str, reqs: tuple[str, ...], message: str = "") -> model.CaseResult:
+    test = "test_parse.py::test_parse[x]" if case.startswith("config.") else "test_decode_streams.py::test_x[x]"
+    return model.CaseResult(impl, case, outcome, "MUST", reqs, message, {}, test=test)
+
+
+def test_rows_are_grouped_under_their_headings_and_labelled() -> None:
+    impls = [_impl("libx"), _impl("zarrs", spec="exec:zarrs-harness", kind="codec"),
+             _impl("pillow", kind="codec", language="Python", parse="")]
+    m = model.build([_result(i.name, "stream.reference.a", "pass", ("JPEG-DEC-01",)) for i in impls], implementations=impls)
+    assert [(g, [i.name for i in rows]) for g, rows in m.groups()] == [("project", ["pillow"]), ("codec", ["zarrs"]),
+                                                                       ("library", ["libx"])]
+    assert m.implementations[2].parser == rows_mod.PROJECT_PARSER  # the built-ins parse with core.config
+    html = render_html.render(m)
+    headings = [rows_mod.GROUPS[g][0] for g in ("project", "codec", "library")]
+    positions = [html.index(escape(h)) for h in headings]
+    assert positions == sorted(positions)
+    assert "library · Rust" in html and "codec · Python" in html
+    doc = model.to_json(m)
+    assert [(i["name"], i["group"], i["kind"], i["language"]) for i in doc["implementations"]] == [
+        ("libx", "library", "library", "Rust"), ("zarrs", "codec", "codec", "Rust"), ("pillow", "project", "codec", "Python")]
+    md = render_md.render(m)
+    assert all(f"### {h}" in md for h in headings)
+
+
+def test_parse_cases_are_shown_once_per_parser() -> None:
+    impls = [_impl("a"), _impl("b"), _impl("c"), _impl("own", parse="")]
+    results = [_result(n, "config.name.uppercase", "pass", ("JPEG-NAME-01",)) for n in ("a", "b", "c")]
+    results.append(_result("own", "config.name.uppercase", "fail", ("JPEG-NAME-01",), "fail: [JPEG-NAME-01 MUST] x"))
+    results += [_result("a", "config.quality.zero", "pass", ("JPEG-Q-01",)), _result("b", "config.quality.zero", "pass", ("JPEG-Q-01",)),
+                _result("c", "config.quality.zero", "unsupported", ("JPEG-Q-01",), "unsupported: refused [JPEG-Q-01]")]
+    m = model.build(results, implementations=impls)
+    assert [(g.parser, g.rows) for g in m.parsers] == [("shim", ["a", "b", "c"]), ("own's own parser", ["own"])]
+    shim = m.parsers[0]
+    assert shim.cases["config.name.uppercase"].outcome == "pass"
+    assert m.parser_cells["shim"]["JPEG-NAME-01"].counts == {"pass": 1}  # once, not once per row
+    assert shim.cases["config.quality.zero"].varies
+    assert m.parser_cells["shim"]["JPEG-Q-01"].counts == {"pass": 2, "unsupported": 1}  # a case that varies: each row
+    assert m.parser_cells["own's own parser"]["JPEG-NAME-01"].outcome == "fail"
+    assert not any("JPEG-NAME-01" in cells for cells in m.cells.values())
+    html = render_html.render(m)
+    assert 'id="parser-shim"' in html and "a, b, c" in html
+    assert "Tested at parse only, once per parser: shim ✔ 1; own&#x27;s own parser ✘ 1 fail" in html
+    # Rows whose versions name different parsers are not folded together.
+    apart = model.build(results, implementations=[_impl("a", parse="p1"), _impl("b", parse="p2"), _impl("c"), _impl("own", parse="")])
+    assert len(apart.parsers) == 4
+
+
+def test_writer_settings_are_counted_apart_for_a_reader_only() -> None:
+    assert rows_mod.writer_setting("config.quality.zero") and rows_mod.writer_setting("config.subsampling.rgb-420")
+    assert not rows_mod.writer_setting("config.quality.min")  # valid: a reader must accept it to open the array
+    assert not rows_mod.writer_setting("config.structure.configuration-array")  # the whole object is malformed
+    assert not rows_mod.writer_setting("config.name.uppercase") and not rows_mod.writer_setting("config.decoded-color-space.bgr")
+    results = []
+    for name in ("viewer", "writer"):
+        results += [_result(name, "config.quality.zero", "fail", ("JPEG-Q-01",), "fail: [JPEG-Q-01 MUST] accepted"),
+                    _result(name, "config.name.uppercase", "pass", ("JPEG-NAME-01",)),
+                    _result(name, "stream.reference.a", "pass", ("JPEG-DEC-01",))]
+    impls = [_impl("viewer", roles=("decode",), parse="p1"), _impl("writer", parse="p2")]
+    m = model.build(results, implementations=impls)
+    viewer, writer = impls
+    assert m.judged_totals("viewer") == {"pass": 2} and m.writer_totals("viewer") == {"fail": 1}
+    assert m.judged_totals("writer") == {"pass": 2, "fail": 1} and not m.writer_totals("writer")
+    assert wording.verdict(m, viewer) == "as a reader, meets every MUST tested; writer settings at parse: 1 fail (counted apart)"
+    assert wording.verdict(m, writer) == "does not conform: 1 fail"
+    assert wording.short_verdict(m, viewer) == "as a reader: meets every MUST tested"
+    doc = {i["name"]: i for i in model.to_json(m)["implementations"]}
+    assert doc["viewer"]["decode_only"] and doc["viewer"]["writer_setting_totals"] == {"fail": 1}
+    assert doc["viewer"]["totals"] == {"fail": 1, "pass": 2}  # everything is still in the totals
+    assert '<td class="o-fail">1 fail</td>' in render_html.render(m)
+
+
+def test_core_protection_is_what_every_builtin_holds_and_the_library_does_not() -> None:
+    impls = [_impl("pillow", kind="codec", language="Python", parse=""), _impl("turbojpeg", kind="codec", language="Python", parse=""),
+             _impl("libx")]
+    dim = "fail: [JPEG-DIM-03 MUST] x\n    observed: cropped"
+    results = [
+        *(_result(b, "stream.malformed.a", "pass", ("JPEG-DIM-03", "JPEG-DEC-01")) for b in ("pillow", "turbojpeg")),
+        _result("libx", "stream.malformed.a", "fail", ("JPEG-DIM-03", "JPEG-DEC-01"), dim),
+        _result("pillow", "stream.malformed.b", "pass", ("JPEG-DIM-03",)),
+        _result("turbojpeg", "stream.malformed.b", "fail", ("JPEG-DIM-03",), dim),  # a built-in fails it too: not the core's
+        _result("libx", "stream.malformed.b", "fail", ("JPEG-DIM-03",), dim),
+        # A SHOULD every built-in passes and the row misses: listed apart, as SHOULD.
+        *(_result(n, "stream.malformed.c", o, ("JPEG-X-07",), "warn: [JPEG-X-07 SHOULD] x" if o == "warn" else "")
+          for n, o in (("pillow", "pass"), ("turbojpeg", "pass"), ("libx", "warn"))),
+        # ... but not one a built-in misses as well.
+        *(_result(n, "stream.malformed.f", o, ("JPEG-X-07",), "warn: [JPEG-X-07 SHOULD] x" if o == "warn" else "")
+          for n, o in (("pillow", "warn"), ("turbojpeg", "pass"), ("libx", "warn"))),
+        *(_result(b, "stream.malformed.d", "pass", ("JPEG-DEC-01",)) for b in ("pillow", "turbojpeg")),
+        _result("libx", "stream.malformed.d", "error", ("JPEG-DEC-01",), "error: RuntimeError: boom"),
+        *(_result(b, "config.quality.zero", "pass", ("JPEG-Q-01",)) for b in ("pillow", "turbojpeg")),
+        _result("libx", "config.quality.zero", "fail", ("JPEG-Q-01",), "fail: [JPEG-Q-01 MUST] x"),  # the parser's, not the library's
+        _result("libx", "stream.malformed.e", "fail", ("JPEG-DIM-03",), dim),  # no built-in ran it
+    ]
+    m = model.build(results, implementations=impls)
+    assert list(m.protection) == ["libx"]
+    both = ("pillow", "turbojpeg")
+    assert m.protection["libx"] == [protection.Protection("JPEG-DIM-03", ("stream.malformed.a",), both),
+                                    protection.Protection("error", ("stream.malformed.d",), both),
+                                    protection.Protection("JPEG-X-07", ("stream.malformed.c",), both, "SHOULD")]
+    doc = {i["name"]: i for i in model.to_json(m)["implementations"]}
+    assert doc["libx"]["core_protection"][0] == {"charged_to": "JPEG-DIM-03", "level": "MUST", "cases": ["stream.malformed.a"],
+                                                  "reference": ["pillow", "turbojpeg"]}
+    assert "core_protection" not in doc["pillow"]
+    html = render_html.render(m)
+    section = html[html.index('id="protection"'):html.index('id="requirements"')]
+    assert "DIM-03" in section and "stream.malformed.a" in section and "stream.malformed.b" not in section
+    assert "| libx | 2 | 1 | 1 | 1 | 1 |" in render_md.render(m)
+    assert "DIM-03 (MUST) | error (MUST) | X-07 (SHOULD) |" in render_md.render(m)
+
+
+def test_spec_note_evidence_is_only_what_probes_the_note() -> None:
+    results = [_result("a", "roundtrip.fidelity[ycbcr-411-natural-q90]", "pass", ("JPEG-X-04",)),
+               _result("a", "config.optional.luma-4x4", "unsupported", ("JPEG-X-04", "JPEG-SUB-01"), "unsupported: x"),
+               _result("a", "config.optional.luma-3x1", "pass", ("JPEG-X-04",)),
+               _result("a", "config.subsampling.all-equal-2x2", "pass", ("JPEG-SUB-03",)),
+               _result("a", "config.subsampling.chroma-cb-2x1", "pass", ("JPEG-SUB-03",)),
+               _result("a", "stream.malformed.color-into-gray-chunk", "warn", ("JPEG-X-18",), "warn: [JPEG-X-18 SHOULD] x")]
+    notes = {n.id: n for n in model.build(results).notes}
+    assert {"JPEG-MCU-02", "JPEG-SUB-03", "JPEG-X-17", "JPEG-X-18", "JPEG-X-19", "JPEG-X-20", "JPEG-ENC-01"} <= set(notes)
+    assert set(notes) <= set(registry.requirements())
+
+    def cases(note: str) -> list[str]:
+        return sorted(c.case for by_o in notes[note].evidence.values() for cs in by_o.values() for c in cs)
+
+    # X-04 is cited by every optional-factor case; its note is about the factors beyond one interleaved MCU.
+    assert cases("JPEG-X-04") == ["config.optional.luma-4x4"]
+    assert cases("JPEG-MCU-02") == ["config.optional.luma-3x1"]  # factor 3: a 24-sample MCU
+    assert cases("JPEG-SUB-03") == ["config.subsampling.all-equal-2x2"]
+    assert cases("JPEG-X-18") == ["stream.malformed.color-into-gray-chunk"]
+    assert "96" in notes["JPEG-MCU-02"].text
+
+
+def test_a_failure_is_shown_before_a_warning_of_the_same_case() -> None:
+    message = ('warn: [JPEG-X-07 SHOULD] "A decoder SHOULD reject a truncated stream"\n    observed: partial chunk\n'
+               'fail: [JPEG-DIM-03 MUST] "A decoder reshapes the decoded samples by the chunk shape."\n    observed: 8 rows short')
+    r = _result("a", "stream.malformed.t", "fail", ("JPEG-X-07", "JPEG-DIM-03"), message)
+    assert r.summary().startswith("[JPEG-DIM-03]") and r.summary().index("8 rows short") < r.summary().index("partial chunk")
+    html = render_html.render(model.build([r]))
+    assert html.index("8 rows short") < html.index("partial chunk")
+
+
+def test_ctrl_c_keeps_what_ran_and_marks_every_row_not_finished(tmp_path: Path) -> None:
+    """Ctrl-C while one run is going and another waits: the first keeps its results so far, the
+    waiting one is marked as not run (not shown as conforming from its cross pairs), exit 130."""
+    impls = _builtins(2)
+    if len(impls) < 2:
+        pytest.skip("fewer than two built-in adapters' backends are installed")
+    out = tmp_path / "matrix"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zarr_jpeg_conformance.report", "--out", str(out), *(f"--impl={i}" for i in impls),
+         "--jobs", "1", "--no-throughput", "--suites", "parse", "decode_streams"],
+        cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job's Ctrl-C is ignored otherwise
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "running the suites" in line:
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=120) == 130, "".join(seen) + rest
+    assert "interrupted (Ctrl-C)" in rest
+    doc = json.loads((out / "matrix.json").read_text())
+    problems = {i["name"]: i["run_problem"] for i in doc["implementations"]}
+    assert all("interrupted" in problems[name] for name in impls), problems
+    waiting = json.loads((out / "results" / f"{impls[1]}.meta.json").read_text())
+    assert waiting["run"] == {"order": 1, "interrupted": True, "seconds": 0}
+
+
+def test_the_output_folder_names_no_path_of_this_machine(tmp_path: Path) -> None:
+    """The default harness specs run this machine's Python; metas, run records and commands say python."""
+    spec = f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses node-jpeg-js"
+    (tmp_path / "results").mkdir()
+    run._write_meta(tmp_path / "results" / "x.meta.json", {"spec": spec, "name": "x", "available": False, "reason": "r", "run": {}})
+    run._save_run(tmp_path, "cross-pairs", [spec], {})
+    shown = run._shown(["python", "-m", "pytest", f"--impl={spec}"], tmp_path / "results" / "x.jsonl")
+    written = (tmp_path / "results" / "x.meta.json").read_text() + (tmp_path / "results" / "cross-pairs.run.json").read_text() + shown
+    assert sys.executable not in written and "exec:python -m zarr_jpeg_conformance.harnesses node-jpeg-js" in written

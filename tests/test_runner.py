@@ -69,6 +69,23 @@ def test_messages_of_an_attempt_and_a_judge_are_capped() -> None:
     assert len(judge.record()["message"]) < verdict.MAX_RECORD + 200
 
 
+def test_a_must_failure_leads_the_record_before_an_earlier_should_warning() -> None:
+    """The warning was found first, but the failure decides the outcome: it is read first."""
+    judge = Judge("impl", "case", [], "MUST")
+    with pytest.warns(UserWarning):
+        judge.require(False, "JPEG-X-07", "returned a partial chunk")
+    judge.messages.append("note: a remark without an outcome")
+    with pytest.raises(pytest.fail.Exception):
+        judge.require(False, "JPEG-DIM-03", "wrong shape")
+    lines = judge.record()["message"].splitlines()
+    starts = [line.split(":", 1)[0] for line in lines if not line.startswith(" ")]
+    assert starts == ["fail", "warn", "note"], lines
+    only_warn = Judge("impl", "case", [], "SHOULD")
+    with pytest.warns(UserWarning):
+        only_warn.require(False, "JPEG-X-07", "returned a partial chunk")
+    assert only_warn.record()["message"].startswith("warn: [JPEG-X-07")
+
+
 def test_giant_implementation_messages_are_capped_in_results_and_terminal(pytester: pytest.Pytester) -> None:
     """A 5 MB rejection text and a 5 MB exception used to go verbatim into both (10 MB each)."""
     result = _parse_suite(pytester, "hostile_adapters:GiantMessages", "-rA")
