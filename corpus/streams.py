@@ -21,6 +21,7 @@ Files are read through ``importlib.resources`` (:func:`corpus.resource`), never 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -126,6 +127,23 @@ def stream_cases() -> tuple[StreamCase, ...]:
                     raise ValueError(f"{entry.name}: category {doc.get('category')!r} but stored under {category}/")
                 cases.append(_case(category, doc))
     return tuple(cases)
+
+
+@cache
+def _by_digest() -> dict[bytes, StreamCase]:
+    return {hashlib.sha256(c.data()).digest(): c for c in stream_cases() if c.has_expected}
+
+
+def corpus_references(data: bytes, chunk_shape: Sequence[int]) -> tuple[np.ndarray, ...] | None:
+    """The expected decodes of the stream case with exactly these bytes and chunk shape, if there is one.
+
+    A chunk of a store that is also a stream case (the neuroglancer chunks) is judged against
+    the same expected decodes in both suites, so it gets the same verdict in both.
+    """
+    case = _by_digest().get(hashlib.sha256(data).digest())
+    if case is None or case.chunk_shape != tuple(int(n) for n in chunk_shape):
+        return None
+    return case.references()
 
 
 def cases_of(category: Category) -> tuple[StreamCase, ...]:

@@ -31,7 +31,7 @@ from zarr_jpeg_conformance.core.markers import inspect  # noqa: E402
 from zarr_jpeg_conformance.corpus.images import max_abs, psnr  # noqa: E402
 from zarr_jpeg_conformance.corpus.registry import resource  # noqa: E402
 from zarr_jpeg_conformance.corpus.stores import open_store  # noqa: E402
-from zarr_jpeg_conformance.corpus.streams import reference_decode  # noqa: E402
+from zarr_jpeg_conformance.corpus.streams import corpus_references, reference_decode  # noqa: E402
 from zarr_jpeg_conformance.judging.checks import Calls, constant_note, judge_error, judge_refusal, level_mark, owned  # noqa: E402
 from zarr_jpeg_conformance.judging.decode_tolerances import diagnose, family_for, judge_decode  # noqa: E402
 from zarr_jpeg_conformance.judging.legal_decoders import expected_decodes  # noqa: E402
@@ -100,7 +100,9 @@ def _jpeg_objects(node: Any) -> list[dict[str, Any]]:
 
 
 def _references(data: bytes, codec: dict[str, Any], shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-    return expected_decodes(data, parse_codec(codec), shape)
+    """A chunk's expected decodes: the stream corpus's where the chunk is one of its cases, else computed now."""
+    known = corpus_references(data, shape)
+    return known if known is not None else expected_decodes(data, parse_codec(codec), shape)
 
 
 def _read(impl: Any, case: Store, judge: Any) -> tuple[np.ndarray, list[Any]]:

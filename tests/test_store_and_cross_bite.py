@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("zarr", reason="the store suite needs zarr-python")
@@ -61,3 +62,16 @@ def test_cross_suite_catches_a_wrong_decoder_and_passes_legal_ones(pytester: pyt
     assert wrong and all(r["outcome"] == "fail" and "outside" in r["message"] for r in wrong), wrong
     legal = [r for (impl, _), r in by.items() if impl in ("imagecodecs", "legal-repeats-chroma")]
     assert legal and all(r["outcome"] == "pass" for r in legal), [(r["case"], r["outcome"], r["message"][:200]) for r in legal]
+
+
+def test_a_chunk_that_is_also_a_stream_case_has_the_same_expected_decodes() -> None:
+    """The neuroglancer chunks are stream cases too: both suites judge them against the same decodes."""
+    from zarr_jpeg_conformance.corpus.streams import corpus_references, stream_cases
+
+    shared = [c for c in stream_cases() if "neuroglancer" in c.id]
+    assert len(shared) >= 4
+    for case in shared:
+        found = corpus_references(case.data(), case.chunk_shape)
+        assert found is not None and len(found) == len(case.references()), case.id
+        assert all(np.array_equal(a, b) for a, b in zip(found, case.references(), strict=True)), case.id
+    assert corpus_references(shared[0].data(), (1, 1, 3)) is None, "another chunk shape is another question"
