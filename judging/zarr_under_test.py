@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -49,6 +50,11 @@ class _Session:
 
 _LOCK = threading.Lock()
 _SESSION: _Session | None = None
+# A thread of its own, not the loop's default executor: zarr makes that executor its own pool,
+# sized once per process, and an implementation built on zarr (the zarr adapter) needs a worker
+# of that pool for its own chunk while this call holds one; with a pool of one worker the read
+# waited on itself forever.
+_DECODER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codec_under_test")
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,7 @@ class CodecUnderTest(ArrayBytesCodec):
     async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
         # Off zarr's event loop: an implementation may itself be built on zarr (the zarr
         # adapter), whose synchronous API refuses to run inside a running loop.
-        return await asyncio.to_thread(self._decode_sync, chunk_bytes, chunk_spec)
+        return await asyncio.get_running_loop().run_in_executor(_DECODER, self._decode_sync, chunk_bytes, chunk_spec)
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         raise NotImplementedError("the store suite only reads")

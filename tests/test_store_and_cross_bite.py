@@ -75,3 +75,18 @@ def test_a_chunk_that_is_also_a_stream_case_has_the_same_expected_decodes() -> N
         assert found is not None and len(found) == len(case.references()), case.id
         assert all(np.array_equal(a, b) for a, b in zip(found, case.references(), strict=True)), case.id
     assert corpus_references(shared[0].data(), (1, 1, 3)) is None, "another chunk shape is another question"
+
+
+def test_the_zarr_adapter_reads_stores_with_a_pool_of_one_thread(pytester: pytest.Pytester) -> None:
+    """zarr sizes its thread pool once per process; with one worker, the store suite's read
+    through the zarr adapter (zarr inside zarr) once waited on itself forever: CI hung here."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ZARR_THREADING__MAX_WORKERS": "1"}  # donfig reads zarr's config from ZARR_* variables
+    cmd = [sys.executable, "-m", "pytest", str(SUITES / "test_stores.py"), "--impl=zarr", "-k", "test_read_store",
+           "-q", "-p", "no:cacheprovider", "--rootdir", str(pytester.path)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=pytester.path, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout, done.stdout[-2000:]
