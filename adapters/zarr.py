@@ -5,7 +5,8 @@ codec call. ``encode`` creates a one-chunk array in a ``MemoryStore`` (zarr writ
 ``zarr.json`` from ``JpegCodec.to_dict``), reopens it from that ``zarr.json`` (zarr's
 registry rebuilds the codec through ``JpegCodec.from_dict``), writes the chunk and returns
 the bytes zarr stored under the chunk key. ``decode`` does the reverse: the same metadata,
-the stream put under the chunk key, the array reopened and read.
+the stream put under the chunk key, the array reopened and read. ``build`` is what a user's
+``JpegCodec(...)`` writes into ``zarr.json``: its ``to_dict``.
 
 zarr-python API used beyond the documented top level: ``zarr.core.buffer`` (to put raw bytes
 into the store, as custom codecs and stores do) and ``Array.metadata.encode_chunk_key``.
@@ -22,6 +23,7 @@ import zarr
 from zarr.core.buffer import default_buffer_prototype
 from zarr.storage import MemoryStore
 
+from ..core.config import CONFIG_MEMBERS
 from ..zarrcodecs.jpeg import BACKEND_CONFIG_KEY, REGISTRY_KEY, JpegCodec, backend_adapter, default_backend, register
 
 __all__ = ["ZarrAdapter"]
@@ -61,7 +63,7 @@ class ZarrAdapter:
     """The ``jpeg`` codec of this project, driven through zarr-python (``name = "zarr"``)."""
 
     name = "zarr"
-    roles = frozenset({"encode", "decode"})
+    roles = frozenset({"encode", "decode", "build"})
 
     def __init__(self, backend: str | None = None) -> None:
         register()
@@ -81,6 +83,13 @@ class ZarrAdapter:
 
     def parse(self, codec: Mapping[str, Any]) -> JpegCodec:
         return JpegCodec.with_backend(codec, self.backend)
+
+    def build(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        # The options are JpegCodec's keyword arguments; ``backend`` is this adapter's, not the user's.
+        unknown = set(options) - CONFIG_MEMBERS
+        if unknown:
+            raise TypeError(f"zarr: JpegCodec takes no option {', '.join(sorted(map(repr, unknown)))}")
+        return JpegCodec(**options, backend=self.backend).to_dict()
 
     def _codec(self, parsed: object) -> JpegCodec:
         if not isinstance(parsed, JpegCodec):
