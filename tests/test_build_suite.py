@@ -220,6 +220,15 @@ def test_role_build_needs_a_build_method() -> None:
         adapters._instantiate(NoBuild(), "no-build")
 
 
+def test_every_schema_knows_the_roles() -> None:
+    """The protocol's start reply and the report's meta files accept exactly the adapter roles."""
+    protocol = json.loads((ROOT / "schema" / "protocol" / "v1.schema.json").read_text())
+    start = protocol["$defs"]["start-reply"]["oneOf"][0]["properties"]["roles"]["items"]["enum"]
+    report = json.loads((ROOT / "schema" / "report-files.schema.json").read_text())
+    metas = [d["properties"]["roles"]["items"]["enum"] for d in report["$defs"].values() if "roles" in d.get("properties", {})]
+    assert metas and all(set(enum) == ROLES for enum in [start, *metas]), (start, metas)
+
+
 def _check_messages(messages: list[tuple[str, dict[str, Any]]]) -> list[str]:
     """Every message against the protocol schema's request or reply; the ops sent, in order."""
     schema = json.loads((ROOT / "schema" / "protocol" / "v1.schema.json").read_text())
