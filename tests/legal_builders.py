@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from zarr_jpeg_conformance.adapters.zarr import ZarrAdapter
+from zarr_jpeg_conformance.zarrcodecs.jpeg import JpegCodec
 
 
 class ExplicitDecodedColorSpace(ZarrAdapter):
@@ -70,3 +73,14 @@ class NoRgb(ZarrAdapter):
         if isinstance(config, Mapping) and config.get("encoded_color_space") == "rgb":
             raise ValueError("rgb is not supported")
         return super().parse(codec)
+
+
+class RgbWrittenNotEncoded(ZarrAdapter):
+    """Builds and reads rgb metadata, decodes rgb streams, and refuses to write them (decoding only, JPEG-ECS-09)."""
+
+    name = "legal-rgb-decode-only"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(parsed, JpegCodec) and parsed.encoded_color_space == "rgb":
+            raise ValueError("this implementation reads rgb streams but does not write them")
+        return super().encode(parsed, chunk)

@@ -125,7 +125,7 @@ FAULTS = [
     Fault("NumpyQuality", ("build.quality.min",), "fail", "not JSON"),
     Fault("ReadsBackDefaultSubsampling", ("build.subsampling.ycbcr-444",), "fail", "JPEG-SUB-02"),
 ]
-LEGAL = ["ExplicitDecodedColorSpace", "NoDefaultQuality", "Defaults420", "WritesMustUnderstand", "NoRgb"]
+LEGAL = ["ExplicitDecodedColorSpace", "NoDefaultQuality", "Defaults420", "WritesMustUnderstand", "NoRgb", "RgbWrittenNotEncoded"]
 SPECS = ["zarr", *dict.fromkeys(f"wrong_builders:{f.adapter}" for f in FAULTS), *(f"legal_builders:{a}" for a in LEGAL)]
 
 
@@ -184,6 +184,9 @@ def test_legal_builder_passes(runs: dict[str, list[dict[str, Any]]], adapter: st
         assert {"build.quality.default-grayscale", "build.quality.default-ycbcr-420"} <= unsupported
     if adapter == "NoRgb":
         assert {"build.subsampling.rgb-omitted", "build.subsampling.rgb-given-default"} <= unsupported
+    if adapter == "RgbWrittenNotEncoded":  # what it built is judged; its encoder's refusal is the encoding suites' business
+        rgb = [r for r in records if r["case"].startswith("build.subsampling.rgb-")]
+        assert rgb and all(r["outcome"] == "pass" and "refused" in r["metrics"]["round_trip_encode"] for r in rgb), rgb
     if adapter == "Defaults420":
         built = next(r for r in records if r["case"] == "build.subsampling.ycbcr-absent")
         assert json.loads(built["metrics"]["written"])["configuration"]["subsampling"] == [[2, 2], [1, 1], [1, 1]]
