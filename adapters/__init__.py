@@ -1,7 +1,8 @@
 """The adapter contract: how any implementation of the ``jpeg`` codec is put under test.
 
 An adapter wraps one implementation. The suites only ever call the four methods of
-:class:`Adapter`; everything else (which backend, which process, which language) is the
+:class:`Adapter`, and ``build`` of :class:`Builder` where the adapter has that role;
+everything else (which backend, which process, which language) is the
 adapter's business. This module is public API: other repositories code against it.
 """
 
@@ -15,10 +16,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .labels import KINDS, kind_of, language_of
+from .labels import KINDS, ROLES, kind_of, language_of
 
 ENTRY_POINT_GROUP = "zarr_jpeg_conformance.adapters"
-ROLES = frozenset({"encode", "decode"})
 
 #: Built-in adapters: name -> "module:attribute" (imported only when asked for).
 BUILTINS: dict[str, str] = {
@@ -51,7 +51,7 @@ class Adapter(Protocol):
     """
 
     name: str
-    #: A subset of {"encode", "decode"}.
+    #: A non-empty subset of ROLES: "encode", "decode", and "build" for an adapter that is also a :class:`Builder`.
     roles: frozenset[str]
     # Optional, for reports (read with kind_of / language_of): ``kind``, a key of KINDS
     # (default "codec"), and ``language``, what the implementation is written in or called
@@ -71,6 +71,26 @@ class Adapter(Protocol):
 
     def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
         """Decode one JPEG stream to a chunk of ``chunk_shape``."""
+        ...
+
+
+@runtime_checkable
+class Builder(Protocol):
+    """The optional role ``build``: an implementation that writes codec objects (a codec's constructor and ``to_dict``).
+
+    The spec has rules for whoever writes the metadata: the name is ``jpeg``, a default
+    quality is 95 (JPEG-Q-06), ``subsampling`` is omitted where it is the default
+    (JPEG-SUB-06), and what is written is valid. ``suites/test_build.py`` checks them.
+    """
+
+    def build(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The codec object (``{"name": ..., "configuration": {...}}``) the implementation writes for ``options``.
+
+        ``options`` are the keyword arguments a user gives the implementation's builder,
+        named as the configuration's members: ``encoded_color_space`` and, when the user
+        sets them, ``quality``, ``decoded_color_space``, ``subsampling``. Options that make
+        no valid configuration are refused with ``ValueError`` or ``TypeError``.
+        """
         ...
 
 
@@ -123,6 +143,8 @@ def _instantiate(obj: object, spec: str) -> Adapter:
                                f"e.g. frozenset({{'encode', 'decode'}})")
     if not roles or not roles <= ROLES:
         raise AdapterLoadError(f"{spec!r} has roles {sorted(roles)}; they must be a non-empty subset of {sorted(ROLES)}")
+    if "build" in roles and not callable(getattr(obj, "build", None)):
+        raise AdapterLoadError(f"{spec!r} has the role 'build' but no build method (see Builder)")
     return obj  # type: ignore[return-value]
 
 
@@ -183,5 +205,5 @@ def available_libraries() -> dict[str, Adapter | AdapterLoadError]:
     return _available(list(LIBRARIES))
 
 
-__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "KINDS", "LIBRARIES", "ROLES", "Adapter", "AdapterLoadError", "available_builtins",
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "KINDS", "LIBRARIES", "ROLES", "Adapter", "AdapterLoadError", "Builder", "available_builtins",
            "available_libraries", "kind_of", "language_of", "load_adapter"]

@@ -1,6 +1,10 @@
-"""What an adapter says it puts under test, for reports: its kind and its language."""
+"""What an adapter says it puts under test: its roles, and for reports its kind and its language."""
 
 from __future__ import annotations
+
+#: What an adapter can be asked to do (its ``roles``): write streams, read them, and write
+#: the codec object itself (``build``, optional: for implementations that offer a builder).
+ROLES = frozenset({"encode", "decode", "build"})
 
 #: What an adapter puts under test, for reports (its optional ``kind`` attribute):
 KINDS = {
@@ -20,4 +24,4 @@ def language_of(adapter: object) -> str:
     return str(getattr(adapter, "language", None) or "Python")
 
 
-__all__ = ["KINDS", "kind_of", "language_of"]
+__all__ = ["KINDS", "ROLES", "kind_of", "language_of"]

@@ -31,7 +31,7 @@ import numpy as np
 from ..protocol import framing
 from ..protocol.framing import FRAMINGS, JSON_LINES, Frame, FrameError, MessageTooLarge, encode_message, on_the_wire
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
-from .labels import KINDS
+from .labels import KINDS, ROLES
 from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, describe_exit
 
 #: Seconds a call may take. Measured over every suite with --isolate and the node
@@ -266,6 +266,19 @@ class ExecAdapter:
             reply = self._call({"op": "parse", "codec": doc})
             return RemoteCodec(self, doc, self._expect_str(reply, "handle"), self.starts)
 
+    def build(self, options: Mapping[str, Any]) -> Any:
+        """The codec object the harness's builder writes for ``options`` (the role ``build``)."""
+        try:
+            doc = json.loads(json.dumps(options, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"the build options are not JSON: {exc}") from exc
+        with self._lock:
+            self._begin()
+            reply = self._call({"op": "build", "options": doc})
+            if "codec" not in reply:
+                raise self._violation(f"reply to build has no 'codec': {reply!r}")
+            return reply["codec"]
+
     def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
         return _raised(self.encode_many(parsed, [chunk], window=1)[0])
 
@@ -434,8 +447,8 @@ class ExecAdapter:
         if hello.get("protocol") != PROTOCOL_VERSION:
             raise self._violation(f"harness speaks protocol {hello.get('protocol')!r}, not {PROTOCOL_VERSION}")
         roles = hello.get("roles")
-        if not isinstance(roles, list) or not roles or not set(roles) <= {"encode", "decode"}:
-            raise self._violation(f"start reply has roles {roles!r}: a non-empty subset of encode, decode")
+        if not isinstance(roles, list) or not roles or not set(roles) <= ROLES:
+            raise self._violation(f"start reply has roles {roles!r}: a non-empty subset of {', '.join(sorted(ROLES))}")
         if not isinstance(hello.get("name"), str) or not hello["name"]:
             raise self._violation(f"start reply has no name: {hello!r}")
         if self._hello and (hello["name"], sorted(roles)) != (self._hello["name"], sorted(self._hello["roles"])):

@@ -3,6 +3,7 @@
 Every encode and decode goes through zarr's metadata and codec pipeline, not a direct codec
 call: each chunk is the one chunk of an array in a ``MemoryStore``, reopened from its
 ``zarr.json`` so that the codec that codes is the one zarr's registry parses (zarr_arrays.py).
+``build`` is what a user's ``JpegCodec(...)`` writes into ``zarr.json``: its ``to_dict``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 import zarr
 
+from ..core.config import CONFIG_MEMBERS
 from ..zarrcodecs.jpeg import BACKEND_CONFIG_KEY, REGISTRY_KEY, JpegCodec, backend_adapter, default_backend, register
 from .zarr_arrays import decode_through_zarr, encode_through_zarr
 
@@ -23,7 +25,7 @@ class ZarrAdapter:
     """The ``jpeg`` codec of this project, driven through zarr-python (``name = "zarr"``)."""
 
     name = "zarr"
-    roles = frozenset({"encode", "decode"})
+    roles = frozenset({"encode", "decode", "build"})
 
     def __init__(self, backend: str | None = None) -> None:
         register()
@@ -39,6 +41,13 @@ class ZarrAdapter:
 
     def parse(self, codec: Mapping[str, Any]) -> JpegCodec:
         return JpegCodec.with_backend(codec, self.backend)
+
+    def build(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        # The options are JpegCodec's keyword arguments; ``backend`` is this adapter's, not the user's.
+        unknown = set(options) - CONFIG_MEMBERS
+        if unknown:
+            raise TypeError(f"zarr: JpegCodec takes no option {', '.join(sorted(map(repr, unknown)))}")
+        return JpegCodec(**options, backend=self.backend).to_dict()
 
     def _codec(self, parsed: object) -> JpegCodec:
         if not isinstance(parsed, JpegCodec):

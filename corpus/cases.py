@@ -1,4 +1,4 @@
-"""The configuration and chunk cases (``fixtures/configs``, ``fixtures/chunks``), typed."""
+"""The configuration, chunk and build cases (``fixtures/configs``, ``fixtures/chunks``, ``fixtures/builds``), typed."""
 
 from __future__ import annotations
 
@@ -48,6 +48,25 @@ class ChunkCase:
     tags: tuple[str, ...] = field(default=())
 
 
+@dataclass(frozen=True)
+class BuildCase:
+    """Options given to an implementation's builder (role ``build``), and what it may write for them.
+
+    ``expect`` is "built" (write a valid codec object of ``configuration``), "refused" (the
+    options make no valid configuration) or "either". ``configuration`` holds the members
+    the written object must have, defaults applied; a member left out is the builder's choice.
+    """
+
+    id: str
+    description: str
+    requirements: tuple[str, ...]
+    level: Literal["MUST", "SHOULD", "MAY"]
+    options: dict[str, Any]
+    expect: Literal["built", "refused", "either"]
+    configuration: dict[str, Any] | None = None
+    comment: str | None = None
+
+
 def _case_files(folder: str) -> list[tuple[str, Any]]:
     root = resource("fixtures", folder)
     return [
@@ -90,5 +109,23 @@ def chunk_cases() -> tuple[ChunkCase, ...]:
             tags=tuple(c.get("tags", ())),
         )
         for _, doc in _case_files("chunks")
+        for c in doc["cases"]
+    )
+
+
+@cache
+def build_cases() -> tuple[BuildCase, ...]:
+    return tuple(
+        BuildCase(
+            id=c["id"],
+            description=c["description"],
+            requirements=tuple(c["requirements"]),
+            level=c["level"],
+            options=c["options"],
+            expect=c["expect"],
+            configuration=c.get("configuration"),
+            comment=c.get("comment"),
+        )
+        for _, doc in _case_files("builds")
         for c in doc["cases"]
     )

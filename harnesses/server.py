@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import json
 import os
 import sys
 import threading
@@ -97,6 +98,8 @@ class Server:
             return self._decode(request)
         if op == "bench":
             return self._bench(request)
+        if op == "build":
+            return self._build(request)
         raise BadRequest(f"unknown op {op!r}")
 
     def _encode(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +174,21 @@ class Server:
             # Raw bytes instead of base64 inside JSON: no encoding, no escaping, a third less to move.
             self.framing = reply["framing"] = BINARY
         return reply
+
+    def _build(self, request: dict[str, Any]) -> dict[str, Any]:
+        if "build" not in self.adapter.roles:
+            raise BadRequest(f"{self.adapter.name} has no role 'build' (its roles: {', '.join(sorted(self.adapter.roles))})")
+        options = request.get("options")
+        if not isinstance(options, dict):
+            raise BadRequest(f"build request: 'options' must be an object, got {options!r}")
+        codec = self.adapter.build(options)
+        try:
+            # The reply carries JSON, as zarr.json does: a tuple is an array, a numpy integer is no number.
+            codec = json.loads(json.dumps(codec, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            # Not a rejection: the implementation returned something no codec object can be.
+            raise RuntimeError(f"build returned a codec object the protocol cannot carry: {exc}") from exc
+        return {"status": "ok", "codec": codec}
 
     def _parsed(self, request: dict[str, Any]) -> object:
         handle = request.get("handle")

@@ -284,7 +284,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{level}: {text}")
     config.addinivalue_line(
         "markers",
-        "roles(*roles): the test needs these adapter roles (encode, decode); an implementation "
+        "roles(*roles): the test needs these adapter roles (encode, decode, build); an implementation "
         "without them is not parametrized, since the case does not apply to it",
     )
     config.stash[_STATE] = state = _State(config)

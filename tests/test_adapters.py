@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zarr_jpeg_conformance.adapters import BUILTINS, Adapter, AdapterLoadError, available_builtins, load_adapter
+from zarr_jpeg_conformance.adapters import BUILTINS, ROLES, Adapter, AdapterLoadError, available_builtins, load_adapter
 
 pytest_plugins = ["pytester"]
 TESTS = Path(__file__).resolve().parent
@@ -55,7 +55,7 @@ def test_entry_point_group(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_builtins_implement_the_protocol(name: str) -> None:
     """Every built-in loads here (its backend is installed by the test setup) and round-trips."""
     adapter = load_adapter(name)
-    assert adapter.name == name and adapter.roles <= {"encode", "decode"} and adapter.roles
+    assert adapter.name == name and {"encode", "decode"} <= adapter.roles <= ROLES
     versions = adapter.versions()
     assert versions and all(isinstance(k, str) and isinstance(v, str) for k, v in versions.items())
     parsed = adapter.parse({"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale"}})

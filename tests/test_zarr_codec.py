@@ -415,7 +415,7 @@ def test_reshape_round_trips_exactly_in_c_order() -> None:
 def test_adapter_protocol_and_versions() -> None:
     adapter = ZarrAdapter()
     assert isinstance(adapter, Adapter)
-    assert adapter.name == "zarr" and adapter.roles == frozenset({"encode", "decode"})
+    assert adapter.name == "zarr" and adapter.roles == frozenset({"encode", "decode", "build"})  # build: JpegCodec(...).to_dict()
     versions = adapter.versions()
     assert versions["zarr"] == zarr.__version__ and versions["backend"] == default_backend()
 
