@@ -298,6 +298,22 @@ def test_short_jfif_and_adobe_segments_are_ignored_like_libjpeg() -> None:
     assert len(info.problems) == 2 and not info.ok
 
 
+def test_jfif_and_adobe_segments_at_libjpegs_minimum_lengths() -> None:
+    """One byte short of libjpeg's minimum (13-byte JFIF, 11-byte Adobe) is ignored, never read past its end.
+
+    A minimum relaxed by one byte (APP14_DATA_LEN is 12) reads the transform flag past
+    the payload: ``inspect``, which promises never to raise, raised IndexError.
+    """
+    jfif, adobe = JFIF[4:], _adobe(0)[4:]
+    short = inspect(_synthetic(RGB_IDS, _seg(0xE0, jfif[:13]), _seg(0xEE, adobe[:11])))
+    assert not short.jfif and short.adobe_transform is None
+    assert sum("too short" in p for p in short.problems) == 2, short.problems
+    exact = inspect(_synthetic(RGB_IDS, _seg(0xE0, jfif), _seg(0xEE, adobe)))
+    assert len(jfif) == 14 and len(adobe) == 12
+    assert exact.jfif and exact.adobe_transform == 0
+    assert not any("too short" in p for p in exact.problems), exact.problems
+
+
 def test_jfif_spliced_into_real_rgb_stream() -> None:
     data = imagecodecs.jpeg8_encode(_image(), level=90, colorspace="RGB", outcolorspace="RGB")
     info = inspect(data[:2] + JFIF + data[2:])
@@ -478,6 +494,19 @@ def test_bad_table_segments(segment: bytes, needle: str) -> None:
     info = inspect(b"\xff\xd8" + segment + _sof((1,)) + _sos((1,)) + ENTROPY + b"\xff\xd9")
     assert any(needle in p for p in info.problems), info.problems
     assert info.eoi and not info.ok
+
+
+def _huffman_table(symbols: int) -> bytes:
+    counts = bytes((min(symbols, 255), max(symbols - 255, 0))) + bytes(14)
+    return _seg(0xC4, b"\x00" + counts + bytes(symbols))
+
+
+@pytest.mark.parametrize(("symbols", "problems"), [(256, []), (257, ["DHT at offset 2: table (0, 0) has 257 symbols (> 256)"])])
+def test_huffman_table_holds_at_most_256_symbols(symbols: int, problems: list[str]) -> None:
+    """T.81 B.2.4.2: 256 symbols is the most a table can hold; one more is a problem, named."""
+    info = inspect(b"\xff\xd8" + _huffman_table(symbols) + _sof((1,)) + _sos((1,)) + ENTROPY + b"\xff\xd9")
+    assert info.huffman_tables == ((0, 0),)
+    assert [p for p in info.problems if "DHT" in p] == problems
 
 
 def test_problem_list_is_capped() -> None:
