@@ -16,9 +16,9 @@ qualified name, the operator and the text before and after: it survives unrelate
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +43,7 @@ _COMPARE: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,
     ast.Is: ast.IsNot, ast.IsNot: ast.Is,
 }
+_FLIPPED = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 _OUTCOMES = {"FAIL": "UNSUPPORTED", "UNSUPPORTED": "FAIL", "WARN": "PASS", "PASS": "WARN",
              "ERROR": "FAIL", "CRASH": "ERROR", "TIMEOUT": "ERROR"}
 _REQUIREMENT = re.compile(r"JPEG-[A-Z0-9]+-\d+")
@@ -83,6 +84,12 @@ class Mutant:
 
     def apply(self, source: bytes) -> bytes:
         return source[: self.start] + self.replacement.encode() + source[self.end :]
+
+
+@functools.lru_cache(maxsize=64)
+def _tree(source: bytes) -> ast.Module:
+    """Parsed once per source text (read-only use)."""
+    return ast.parse(source)
 
 
 def _short(text: str) -> str:
@@ -192,8 +199,8 @@ class _Collector(ast.NodeVisitor):
         for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
             self.visit(default)
         self.scope.append(node.name)
-        self.returns_bool.append(isinstance(node.returns, ast.Name) and node.returns.id == "bool"
-                                 or isinstance(node.returns, ast.Constant) and node.returns.value == "bool")
+        self.returns_bool.append((isinstance(node.returns, ast.Name) and node.returns.id == "bool")
+                                 or (isinstance(node.returns, ast.Constant) and node.returns.value == "bool"))
         self._body(node.body)
         self.returns_bool.pop()
         self.scope.pop()
@@ -209,6 +216,8 @@ class _Collector(ast.NodeVisitor):
 
     # -- operators ------------------------------------------------------------------
     def negate(self, test: ast.expr) -> None:
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _FLIPPED:
+            return  # not (a == b) is a != b, which the compare operator makes already
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             self.add("negate", test, f"({self.text(test.operand)})", self.text(test.operand))
         else:
@@ -251,17 +260,18 @@ class _Collector(ast.NodeVisitor):
         if isinstance(value, bool):
             return
         if isinstance(value, int):
-            for new in ([value + 1, value - 1] if value else [1]):
-                self.add("number", node, repr(new))
+            hexadecimal = self.text(node).lower().startswith("0x")
+            for n in [value + 1, value - 1] if value else [1]:
+                self.add("number", node, f"0x{n:02X}" if hexadecimal and n >= 0 else repr(n))
         elif isinstance(value, float):
-            for new in ([value * 2, value / 2] if value else [1.0]):
-                self.add("number", node, repr(new))
+            for x in [value * 2, value / 2] if value else [1.0]:
+                self.add("number", node, repr(x))
         elif isinstance(value, str) and _REQUIREMENT.fullmatch(value) and self.ids:
             self.add("requirement", node, repr(_next_id(value, self.ids)))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         base = node.value
-        if (isinstance(base, ast.Name) and base.id == "Outcome" or isinstance(base, ast.Attribute) and base.attr == "Outcome") \
+        if ((isinstance(base, ast.Name) and base.id == "Outcome") or (isinstance(base, ast.Attribute) and base.attr == "Outcome")) \
                 and node.attr in _OUTCOMES:
             self.add("outcome", node, f"{self.text(base)}.{_OUTCOMES[node.attr]}")
         self.generic_visit(node)
@@ -284,7 +294,7 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Return(self, node: ast.Return) -> None:
         value = node.value
-        if value is not None and (self.returns_bool and self.returns_bool[-1] or _is_boolish(value)):
+        if value is not None and ((self.returns_bool and self.returns_bool[-1]) or _is_boolish(value)):
             for forced in ("True", "False"):
                 if not (isinstance(value, ast.Constant) and repr(value.value) == forced):
                     self.add("forced-return", value, forced)
@@ -307,7 +317,7 @@ def _is_boolish(node: ast.expr) -> bool:
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _is_main_guard(test: ast.expr) -> bool:
@@ -364,13 +374,29 @@ def functions(source: bytes) -> list[tuple[int, int, str]]:
                     if isinstance(child, ast.stmt):
                         walk([child], scope)
 
-    walk(ast.parse(source).body, [])
+    walk(_tree(source).body, [])
+    return out
+
+
+def function_names(source: bytes) -> list[str]:
+    """Qualnames of the functions (not the classes) of a module, methods and nested functions included."""
+    out: list[str] = []
+
+    def walk(body: list[ast.stmt], scope: list[str]) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                walk(node.body, [*scope, node.name])
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                out.append(".".join([*scope, node.name]))
+                walk(node.body, [*scope, node.name])
+
+    walk(_tree(source).body, [])
     return out
 
 
 def names_bound(source: bytes, mutant: Mutant) -> set[str]:
     """Names bound by the module-level statement that holds a module- or class-level mutant."""
-    tree = ast.parse(source)
+    tree = _tree(source)
     offsets = _Offsets(source)
     for node in tree.body:
         start, end = offsets.span(node)
@@ -402,5 +428,5 @@ def referencing(source: bytes, names: set[str]) -> set[str]:
                     found.add(".".join([*scope, node.name]))
                 walk(node.body, [*scope, node.name])
 
-    walk(ast.parse(source).body, [])
+    walk(_tree(source).body, [])
     return found

@@ -20,6 +20,8 @@ when any unlisted mutant survives.
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import json
 import os
 import queue
@@ -36,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from . import mutation_map
-from .mutants import Mutant, all_mutants, names_bound, referencing
+from .mutants import Mutant, all_mutants, function_names, names_bound, referencing
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS_FILE = "tests/mutation-equivalents.json"
@@ -45,6 +47,8 @@ NOT_MAPPED = ("test_wheel.py", "test_static.py")
 #: Per mutant: this many times the measured duration of its tests, plus the start-up.
 TIMEOUT_FACTOR = 4.0
 TIMEOUT_BASE = 30.0
+#: Measured seconds of the cheapest tests run first (see :meth:`Selector.stages`).
+FIRST_STAGE_SECONDS = 10.0
 #: Files of the checkout a copy does not need, or links to instead of copying.
 _SKIP = {".git", "__pycache__", ".hypothesis", ".mypy_cache", ".ruff_cache", ".pytest_cache", "build", "dist", ".venv"}
 _LINK = {"node_modules", "target"}
@@ -55,17 +59,21 @@ PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--tb=short", "-W", "ignore
 class Result:
     mutant: Mutant
     tests: list[str]
-    status: str = "not run"  # killed, timeout, survived, no tests, not run
+    #: killed, timeout, survived, no tests; pending (survived its cheapest tests, the rest not run yet); not run
+    status: str = "not run"
     seconds: float = 0.0
     killer: str | None = None
     equivalent: str | None = None
     notes: list[str] = field(default_factory=list)
+    stages_done: int = 0
+    fingerprint: str = ""
 
     def record(self) -> dict[str, Any]:
         m = self.mutant
         return {"key": m.key, "where": m.where, "operator": m.operator, "before": m.before, "after": m.after,
                 "status": self.status, "seconds": self.seconds, "killer": self.killer, "tests": self.tests,
-                "equivalent": self.equivalent, "notes": self.notes}
+                "equivalent": self.equivalent, "notes": self.notes, "stages_done": self.stages_done,
+                "fingerprint": self.fingerprint}
 
 
 def requirement_ids() -> list[str]:
@@ -104,14 +112,11 @@ class Selector:
         notes: list[str] = []
         key = f"{m.path}::{m.qualname}"
         found = set(self.functions.get(key, []))
-        in_function = any(k == key for k in self._function_keys(m.path))
-        if not in_function:
+        if key not in self._function_keys(m.path):
             # Module or class level: the functions that use what the statement binds.
-            names = names_bound(self._source(m.path), m)
-            if names:
-                for rel in {k.split("::", 1)[0] for k in self.functions}:
-                    for qualname in referencing(self._source(rel), names):
-                        found |= set(self.functions.get(f"{rel}::{qualname}", []))
+            names = frozenset(names_bound(self._source(m.path), m))
+            for function in self._users(names):
+                found |= set(self.functions.get(function, []))
             if not found:
                 notes.append("module-level, used by no mapped function: ran the module's tests")
                 found = {t for k in self._module_keys(m.path) for t in self.functions[k]}
@@ -119,26 +124,34 @@ class Selector:
             notes.append("no test runs this function (tests/mutation-map.json); new? run `mutate map`")
         return sorted(found, key=lambda t: (self.durations.get(t, 1.0), t)), notes
 
-    def _function_keys(self, rel: str) -> list[str]:
-        from .mutants import functions
+    @functools.cache  # noqa: B019 - one selector per run
+    def _users(self, names: frozenset[str]) -> frozenset[str]:
+        """The mapped functions, in any target module, whose bodies use one of ``names``."""
+        if not names:
+            return frozenset()
+        return frozenset(f"{rel}::{q}" for rel in sorted({k.split("::", 1)[0] for k in self.functions})
+                         if (self.root / rel).is_file() for q in referencing(self._source(rel), set(names)))
 
-        return [f"{rel}::{q}" for _, _, q in functions(self._source(rel))
-                if not _is_class(self._source(rel), q)]
+    @functools.cache  # noqa: B019 - one selector per run
+    def _function_keys(self, rel: str) -> frozenset[str]:
+        """``file::qualname`` of every function (not class) of a module."""
+        return frozenset(f"{rel}::{q}" for q in function_names(self._source(rel)))
+
+    def stages(self, tests: list[str]) -> list[list[str]]:
+        """The tests in two runs: the cheapest (where most mutants die), then, for a survivor, the rest.
+
+        Each run collects only the test files it needs: a mutant killed by a unit test never
+        pays for collecting the slow meta-tests.
+        """
+        spent, cut = 0.0, 0
+        for cut, test in enumerate(tests, 1):  # noqa: B007 - cut is read after the loop
+            spent += self.durations.get(test, 1.0)
+            if spent > FIRST_STAGE_SECONDS:
+                break
+        return [part for part in (tests[:cut], tests[cut:]) if part]
 
     def timeout(self, tests: list[str]) -> float:
         return TIMEOUT_BASE + TIMEOUT_FACTOR * sum(self.durations.get(t, 1.0) for t in tests)
-
-
-def _is_class(source: bytes, qualname: str) -> bool:
-    import ast
-
-    node: Any = ast.parse(source)
-    for part in qualname.split("."):
-        node = next((n for n in ast.iter_child_nodes(node)
-                     if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part), None)
-        if node is None:
-            return False
-    return isinstance(node, ast.ClassDef)
 
 
 def _copy(root: Path, dest: Path) -> Path:
@@ -202,28 +215,59 @@ def choose(mutants: list[Mutant], equivalents: dict[str, str], sample: int | Non
     return sorted(chosen, key=lambda m: (m.path, m.start, m.key))
 
 
+def _fingerprint(source: bytes, tests: list[str]) -> str:
+    return hashlib.sha1(source + b"\0" + "\n".join(tests).encode()).hexdigest()[:16]
+
+
+def _earlier(path: Path | None) -> dict[str, dict[str, Any]]:
+    """Results of an earlier run (one JSON object per line), by key; the last line of a key wins."""
+    if path is None or not path.is_file():
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            out[record["key"]] = record
+    return out
+
+
 def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[str, str], jobs: int,
-        budget: float | None, baseline: str, out: Any) -> list[Result]:
+        budget: float | None, baseline: str, out: Any, results_file: Path | None = None) -> list[Result]:
     """Run every chosen mutant; ``baseline`` ("all", "control" or "none") first runs tests without any mutant.
 
     "all" runs every selected test; "control" only those of the cheapest mutant, which
     proves at least that the copy and the workers run tests that pass (a broken set-up
-    would otherwise "kill" every mutant).
+    would otherwise "kill" every mutant). Every mutant first meets its cheapest tests;
+    only when all of those are through do the survivors meet the rest, so a run stopped
+    early (``budget``) has still tried every mutant. With ``results_file`` each result is
+    appended as it comes, and a result already there for the same module source and the
+    same tests is reused: a long run can be stopped and taken up again.
     """
-    results = [Result(m, *selector.tests(m)) for m in chosen]
-    for r in results:
-        r.equivalent = equivalents.get(r.mutant.key)
-        if not r.tests:
+    # Read once: an edit of the checkout during a long run must not shift the mutants' byte spans.
+    sources = {m.path: (root / m.path).read_bytes() for m in chosen}
+    earlier = _earlier(results_file)
+    results = []
+    for m in chosen:
+        tests, notes = selector.tests(m)
+        r = Result(m, tests, notes=notes, equivalent=equivalents.get(m.key))
+        r.fingerprint = _fingerprint(sources[m.path], tests)
+        if not tests:
             r.status = "no tests"
-    todo: queue.Queue[Result] = queue.Queue()
-    # Slowest first, so that the last minutes are not spent waiting for one long mutant.
-    for r in sorted((r for r in results if r.tests), key=lambda r: -selector.timeout(r.tests)):
-        todo.put(r)
+        old = earlier.get(m.key)
+        if old and old.get("fingerprint") == r.fingerprint and old["status"] != "not run":
+            r.status, r.seconds, r.killer, r.stages_done = old["status"], old["seconds"], old["killer"], old["stages_done"]
+        results.append(r)
+    first: queue.Queue[Result] = queue.Queue()
+    rest: queue.Queue[Result] = queue.Queue()
+    for r in results:
+        if r.tests and r.status in ("not run", "pending"):
+            (first if r.stages_done == 0 else rest).put(r)
     scratch = Path(tempfile.mkdtemp(prefix="mutation-"))
     started = time.monotonic()
     lock = threading.Lock()
     done = [0]
     workers = [Worker(root, scratch, i) for i in range(max(1, jobs))]
+    sink = results_file.open("a", encoding="utf-8") if results_file else None
     try:
         with_tests = [r for r in results if r.tests]
         if baseline != "none" and with_tests:
@@ -239,26 +283,41 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
                 raise SystemExit(2)
             print(f"baseline: passed in {reply['seconds']:.0f} s", file=out, flush=True)
 
-        def work(worker: Worker) -> None:
-            while True:
+        def next_job() -> Result | None:
+            for q in (first, rest):
                 try:
-                    r = todo.get_nowait()
+                    return q.get_nowait()
                 except queue.Empty:
-                    return
+                    continue
+            return None
+
+        def work(worker: Worker) -> None:
+            while (r := next_job()) is not None:
                 if budget is not None and time.monotonic() - started > budget:
-                    continue  # left "not run": the time box is spent
+                    continue  # the time box is spent: left as it is ("not run" or "pending")
                 m = r.mutant
-                source = m.apply((root / m.path).read_bytes()).decode()
-                reply = worker.run(m.path, source, r.tests, selector.timeout(r.tests), f"m{id(r)}")
-                r.seconds = reply["seconds"]
+                stages = selector.stages(r.tests)
+                stage = stages[r.stages_done]
+                reply = worker.run(m.path, m.apply(sources[m.path]).decode(), stage, selector.timeout(stage),
+                                   f"m{id(r)}-{r.stages_done}")
+                r.seconds = round(r.seconds + reply["seconds"], 2)
                 r.killer = reply["killer"]
+                r.stages_done += 1
                 r.status = "timeout" if reply["timed_out"] else "killed" if reply["rc"] not in (0, 5) else "survived"
                 if reply["rc"] == 5:
                     r.notes.append("pytest collected no test")
+                if r.status == "survived" and r.stages_done < len(stages):
+                    r.status = "pending"
+                    rest.put(r)
                 with lock:
+                    if sink:
+                        sink.write(json.dumps(r.record()) + "\n")
+                        sink.flush()
+                    if r.status == "pending":
+                        continue
                     done[0] += 1
                     mark = "" if r.status != "survived" else "  SURVIVED" if not r.equivalent else "  (equivalent)"
-                    print(f"[{done[0]}/{len(results)}] {r.status:8} {r.seconds:6.1f}s {m.describe()}{mark}", file=out, flush=True)
+                    print(f"[{done[0]}] {r.status:8} {r.seconds:6.1f}s {m.describe()}{mark}", file=out, flush=True)
 
         threads = [threading.Thread(target=work, args=(w,)) for w in workers]
         for t in threads:
@@ -268,13 +327,16 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
     finally:
         for w in workers:
             w.close()
+        if sink:
+            sink.close()
         shutil.rmtree(scratch, ignore_errors=True)
     return results
 
 
 def summary(results: list[Result], seconds: float, out: Any) -> int:
     """Print killed/total and the survivors; the number of unlisted survivors."""
-    ran = [r for r in results if r.status != "not run"]
+    ran = [r for r in results if r.status not in ("not run", "pending")]
+    pending = sum(r.status == "pending" for r in results)
     listed = [r for r in ran if r.equivalent and r.status in ("survived", "no tests")]
     judged = [r for r in ran if r not in listed]
     killed = [r for r in judged if r.status in ("killed", "timeout")]
@@ -298,12 +360,13 @@ def summary(results: list[Result], seconds: float, out: Any) -> int:
         per_module[r.mutant.path][1] += 1
         per_module[r.mutant.path][0] += r in killed
     print("Killed per module: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(per_module.items())), file=out)
-    not_run = len(results) - len(ran)
+    not_run = len(results) - len(ran) - pending
     timeouts = sum(r.status == "timeout" for r in killed)
     share = f" ({100 * len(killed) / len(judged):.1f} %)" if judged else ""
     print(f"killed/total: {len(killed)}/{len(judged)}{share} in {seconds:.0f} s; "
           f"{timeouts} of the killed by timeout; {len(listed)} equivalent (listed)"
-          + (f"; {not_run} not run (time box)" if not_run else ""), file=out)
+          + (f"; {not_run} not run (time box)" if not_run else "")
+          + (f"; {pending} survived their cheapest tests, the rest not run (time box)" if pending else ""), file=out)
     return len(survivors) + len(stale)
 
 
@@ -318,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--budget", type=float, help="stop starting mutants after this many seconds")
     parser.add_argument("--no-baseline", action="store_true", help="skip the run of the selected tests without mutants")
-    parser.add_argument("--out", type=Path, help="write every result as JSON here")
+    parser.add_argument("--results", type=Path,
+                        help="append each result here (JSON lines) and reuse those of an earlier run of the same code")
     args = parser.parse_args(argv)
     started = time.monotonic()
     if args.command == "map":
@@ -340,9 +404,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     selector = Selector(ROOT, mutation_map.load(ROOT))
     results = run(ROOT, chosen, selector, equivalents, args.jobs, args.budget,
-                  baseline="none" if args.no_baseline else "control" if args.sample is not None else "all", out=sys.stdout)
-    if args.out:
-        args.out.write_text(json.dumps([r.record() for r in results], indent=1), encoding="utf-8")
+                  baseline="none" if args.no_baseline else "control" if args.sample is not None else "all", out=sys.stdout,
+                  results_file=args.results)
     return 1 if summary(results, time.monotonic() - started, sys.stdout) else 0
 
 

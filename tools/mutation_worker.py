@@ -14,6 +14,7 @@ killed with its whole process group.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -28,7 +29,8 @@ PACKAGE = "zarr_jpeg_conformance"
 #: Imported before forking, so that each mutant's run starts without paying for them.
 PRELOAD = ("numpy", "pytest", "_pytest.pytester", "hypothesis", "jsonschema", "PIL.Image", "imagecodecs",
            "turbojpeg", "simplejpeg", "zarr", "zarr.codecs")
-_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+#: The outer run's summary lines (the suites' own runs inside pytester print theirs too).
+_FAILED = re.compile(r"^(?:FAILED|ERROR) (tests/\S+)", re.MULTILINE)
 
 
 def _forget_package() -> None:
@@ -66,10 +68,8 @@ def _wait(pid: int, timeout: float) -> tuple[int, bool]:
             os.waitpid(pid, 0)
             return -signal.SIGKILL, True
         time.sleep(0.05)
-    try:  # whatever the run left behind in its process group (harness servers, pools)
+    with contextlib.suppress(ProcessLookupError):  # what the run left behind in its group (servers, pools)
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     return os.waitstatus_to_exitcode(status), False
 
 
@@ -96,16 +96,15 @@ def run(root: Path, job: dict[str, Any]) -> dict[str, Any]:
             _forget_bytecode(path)
     seconds = time.monotonic() - started
     text = Path(job["log"]).read_text(errors="replace") if os.path.exists(job["log"]) else ""
-    killer = _FAILED.search(text)
-    return {"rc": rc, "seconds": round(seconds, 2), "timed_out": timed_out, "killer": killer.group(1) if killer else None}
+    killers = _FAILED.findall(text)
+    return {"rc": rc, "seconds": round(seconds, 2), "timed_out": timed_out, "killer": killers[-1] if killers else None}
 
 
 def main() -> None:
     for name in PRELOAD:
-        try:
+        # An optional backend that cannot load is simply not preloaded.
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - an optional backend that cannot load is simply not preloaded
-            pass
     _forget_package()
     root = Path(os.environ["MUTATION_ROOT"])
     sys.dont_write_bytecode = True
