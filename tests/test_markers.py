@@ -187,6 +187,32 @@ def test_pillow_restart_interval(blocks: int) -> None:
     assert info.scans == ((1, 2, 3),)
 
 
+def test_large_streams_find_markers_vectorized_exactly_as_the_regex_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From ``_VECTOR_MIN`` bytes on, marker candidates in entropy data are found with numpy: same walk, same result.
+
+    The stream has what the vectorized search must step over (stuffed FF00, RST0-7, fill
+    bytes before a marker) and what it must stop at: EOI after the fill, and in the
+    variants an SOI and an SOF15 (FFD8 and FFCF, the codes next to RST0-7) and a COM
+    (FFFE, next to the fill byte).
+    """
+    noisy = np.random.default_rng(7).integers(0, 256, (128, 128, 3), dtype=np.uint8)
+    plain = _pillow(noisy, quality=95, restart_marker_blocks=1)
+    data = plain[:-2] + b"\xff\xff\xff" + plain[-2:]
+    assert len(data) > markers._VECTOR_MIN
+    assert b"\xff\x00" in data and all(bytes((0xFF, 0xD0 + n)) in data for n in range(8))
+    variants = [data, data[:-2] + b"\xff\xd8" + data[-2:],
+                data[:-2] + _seg(0xCF, b"\x08\x00\x01\x00\x01\x01\x01\x11\x00") + data[-2:],
+                plain[:-2] + _seg(0xFE, b"a comment") + plain[-2:]]
+    vectorized = [inspect(v) for v in variants]
+    monkeypatch.setattr(markers, "_VECTOR_MIN", len(data) * 3)
+    assert [inspect(v) for v in variants] == vectorized
+    assert vectorized[0].ok and vectorized[0].problems == () and vectorized[0].length == len(data)
+    assert vectorized[0].restart_interval == 1 and vectorized[0].trailing_bytes == 0
+    assert any("SOI" in p for p in vectorized[1].problems), vectorized[1].problems
+    assert any("SOF" in p for p in vectorized[2].problems), vectorized[2].problems
+    assert vectorized[3].comments == 1 and vectorized[3].ok
+
+
 @pytest.mark.parametrize("quality", [1, 5, 23])
 def test_low_quality_stays_8_bit_baseline(quality: int) -> None:
     info = inspect(_pillow(_image(), quality=quality))
@@ -478,6 +504,16 @@ def test_bad_frame_headers(sof: bytes, needle: str) -> None:
     assert not info.ok
 
 
+@pytest.mark.parametrize(("marker", "precision", "allowed"), [
+    (0xC0, 8, True), (0xC0, 12, False), (0xC1, 12, True), (0xC1, 16, False),
+    (0xC3, 2, True), (0xC3, 16, True), (0xC3, 1, False), (0xC3, 17, False), (0xCF, 2, True),
+])
+def test_sample_precision_per_process(marker: int, precision: int, allowed: bool) -> None:
+    """T.81 Table B.2: baseline 8 bits, the other DCT processes 8 or 12, lossless 2 to 16."""
+    info = inspect(b"\xff\xd8" + _sof((1,), marker=marker, precision=precision) + _sos((1,)) + ENTROPY + b"\xff\xd9")
+    assert any("sample precision" in p for p in info.problems) is not allowed, info.problems
+
+
 @pytest.mark.parametrize(
     ("segment", "needle"),
     [
@@ -651,6 +687,9 @@ def test_header_cache_is_used_and_keeps_each_streams_length(gray_stream: bytes) 
         pytest.param(lambda s: s[:2] + b"\xff" + s[2:], id="fill-byte"),
         pytest.param(lambda s: s + b"junk", id="trailing"),
         pytest.param(lambda s: b"\x00" + s, id="before-soi"),
+        # FFBF and FFD9 sit just outside the segment codes of the plain path (C0-CF, DA-FE).
+        pytest.param(lambda s: s[:2] + _seg(0xBF, b"\x00\x00") + s[2:], id="code-bf"),
+        pytest.param(lambda s: s[:2] + b"\xff\xd9\x00\x02" + s[2:], id="eoi-first"),
     ],
 )
 def test_header_cache_leaves_unusual_streams_to_inspect(gray_stream: bytes, data: Any) -> None:

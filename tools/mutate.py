@@ -27,6 +27,7 @@ import os
 import queue
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,9 @@ TIMEOUT_FACTOR = 4.0
 TIMEOUT_BASE = 30.0
 #: Measured seconds of the cheapest tests run first (see :meth:`Selector.stages`).
 FIRST_STAGE_SECONDS = 10.0
+FIRST_STAGE_FILES = 2
+#: How long a mutant started within a time box (--budget) may run past it.
+GRACE_SECONDS = 60.0
 #: Files of the checkout a copy does not need, or links to instead of copying.
 _SKIP = {".git", "__pycache__", ".hypothesis", ".mypy_cache", ".ruff_cache", ".pytest_cache", "build", "dist", ".venv"}
 _LINK = {"node_modules", "target"}
@@ -117,6 +121,9 @@ class Selector:
             names = frozenset(names_bound(self._source(m.path), m))
             for function in self._users(names):
                 found |= set(self.functions.get(function, []))
+            # and the module's own test file, which may read the constant itself
+            own = f"tests/test_{Path(m.path).stem}.py::"
+            found |= {t for k in self._module_keys(m.path) for t in self.functions[k] if t.startswith(own)}
             if not found:
                 notes.append("module-level, used by no mapped function: ran the module's tests")
                 found = {t for k in self._module_keys(m.path) for t in self.functions[k]}
@@ -137,18 +144,24 @@ class Selector:
         """``file::qualname`` of every function (not class) of a module."""
         return frozenset(f"{rel}::{q}" for q in function_names(self._source(rel)))
 
-    def stages(self, tests: list[str]) -> list[list[str]]:
-        """The tests in two runs: the cheapest (where most mutants die), then, for a survivor, the rest.
+    def stages(self, tests: list[str], module: str = "") -> list[list[str]]:
+        """The tests in two runs: the cheapest of two test files (the module's own ``tests/test_<name>.py``
+        if it runs the function, and the one with the most tests of it), then, for a survivor, the rest.
 
-        Each run collects only the test files it needs: a mutant killed by a unit test never
+        Each run collects only the test files it names: a mutant killed by a unit test never
         pays for collecting the slow meta-tests.
         """
-        spent, cut = 0.0, 0
-        for cut, test in enumerate(tests, 1):  # noqa: B007 - cut is read after the loop
-            spent += self.durations.get(test, 1.0)
-            if spent > FIRST_STAGE_SECONDS:
-                break
-        return [part for part in (tests[:cut], tests[cut:]) if part]
+        per_file = Counter(t.split("::", 1)[0] for t in tests)
+        own = f"tests/test_{Path(module).stem}.py" if module else ""
+        files = {f for f, _ in sorted(per_file.items(), key=lambda fc: (fc[0] != own, -fc[1]))[:FIRST_STAGE_FILES]}
+        first: list[str] = []
+        spent = 0.0
+        for test in tests:
+            if test.split("::", 1)[0] in files and (not first or spent + self.durations.get(test, 1.0) <= FIRST_STAGE_SECONDS):
+                first.append(test)
+                spent += self.durations.get(test, 1.0)
+        chosen = set(first)
+        return [part for part in (first, [t for t in tests if t not in chosen]) if part]
 
     def timeout(self, tests: list[str]) -> float:
         return TIMEOUT_BASE + TIMEOUT_FACTOR * sum(self.durations.get(t, 1.0) for t in tests)
@@ -254,7 +267,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
         if not tests:
             r.status = "no tests"
         old = earlier.get(m.key)
-        if old and old.get("fingerprint") == r.fingerprint and old["status"] != "not run":
+        if old and old.get("fingerprint") == r.fingerprint and old["status"] in ("killed", "timeout", "survived"):
             r.status, r.seconds, r.killer, r.stages_done = old["status"], old["seconds"], old["killer"], old["stages_done"]
         results.append(r)
     first: queue.Queue[Result] = queue.Queue()
@@ -265,6 +278,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
     scratch = Path(tempfile.mkdtemp(prefix="mutation-"))
     started = time.monotonic()
     lock = threading.Lock()
+    stopping = threading.Event()
     done = [0]
     workers = [Worker(root, scratch, i) for i in range(max(1, jobs))]
     sink = results_file.open("a", encoding="utf-8") if results_file else None
@@ -292,14 +306,25 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
             return None
 
         def work(worker: Worker) -> None:
+            try:
+                work_on(worker)
+            except (OSError, ValueError, RuntimeError):
+                if not stopping.is_set():
+                    raise  # a worker failed on its own; when the run is stopping, its pipes are closed
+
+        def work_on(worker: Worker) -> None:
             while (r := next_job()) is not None:
                 if budget is not None and time.monotonic() - started > budget:
                     continue  # the time box is spent: left as it is ("not run" or "pending")
                 m = r.mutant
-                stages = selector.stages(r.tests)
+                stages = selector.stages(r.tests, m.path)
                 stage = stages[r.stages_done]
-                reply = worker.run(m.path, m.apply(sources[m.path]).decode(), stage, selector.timeout(stage),
-                                   f"m{id(r)}-{r.stages_done}")
+                timeout = selector.timeout(stage)
+                if budget is not None:
+                    timeout = min(timeout, budget + GRACE_SECONDS - (time.monotonic() - started))
+                reply = worker.run(m.path, m.apply(sources[m.path]).decode(), stage, timeout, f"m{id(r)}-{r.stages_done}")
+                if reply["timed_out"] and timeout < selector.timeout(stage):
+                    continue  # stopped by the time box, not by its own timeout: left as it was
                 r.seconds = round(r.seconds + reply["seconds"], 2)
                 r.killer = reply["killer"]
                 r.stages_done += 1
@@ -319,12 +344,13 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
                     mark = "" if r.status != "survived" else "  SURVIVED" if not r.equivalent else "  (equivalent)"
                     print(f"[{done[0]}] {r.status:8} {r.seconds:6.1f}s {m.describe()}{mark}", file=out, flush=True)
 
-        threads = [threading.Thread(target=work, args=(w,)) for w in workers]
+        threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
     finally:
+        stopping.set()
         for w in workers:
             w.close()
         if sink:
@@ -384,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path,
                         help="append each result here (JSON lines) and reuse those of an earlier run of the same code")
     args = parser.parse_args(argv)
+    # A terminated run closes its workers (and their pytest runs) and keeps its results file.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
     if args.command == "map":
         table = mutation_map.build(ROOT, args.tests or ["tests", *(f"--ignore=tests/{f}" for f in NOT_MAPPED)])
