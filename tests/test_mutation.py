@@ -115,10 +115,12 @@ def test_equivalents_name_current_mutants_with_a_reason(mutants: list[Mutant]) -
 
 
 def test_module_level_limits_run_the_tests_of_the_functions_that_use_them(mutants: list[Mutant]) -> None:
-    table = {"functions": {"core/markers.py::_parse_app": ["tests/test_markers.py::test_a"],
-                           "core/markers.py::_parse_dht": ["tests/test_markers.py::test_b"]}, "durations": {}}
+    """ADOBE_MIN_PAYLOAD: the tests of _parse_app, which reads it, and those of the module's own test file."""
+    table = {"functions": {"core/markers.py::_parse_app": ["tests/test_scans.py::test_a"],
+                           "core/markers.py::_parse_dht": ["tests/test_scans.py::test_b", "tests/test_markers.py::test_c"]},
+             "durations": {}}
     adobe = next(m for m in mutants if m.key == "core/markers.py::<module>::number::12 => 11")
-    assert mutate.Selector(ROOT, table).tests(adobe) == (["tests/test_markers.py::test_a"], [])
+    assert mutate.Selector(ROOT, table).tests(adobe) == (["tests/test_markers.py::test_c", "tests/test_scans.py::test_a"], [])
 
 
 def test_the_first_run_of_a_mutant_is_the_cheapest_tests_of_the_files_that_test_it_most() -> None:
