@@ -229,7 +229,8 @@ def choose(mutants: list[Mutant], equivalents: dict[str, str], sample: int | Non
 
 
 def _fingerprint(source: bytes, tests: list[str]) -> str:
-    return hashlib.sha1(source + b"\0" + "\n".join(tests).encode()).hexdigest()[:16]
+    """The mutated module and the set of tests run (not their order, which follows measured durations)."""
+    return hashlib.sha1(source + b"\0" + "\n".join(sorted(tests)).encode()).hexdigest()[:16]
 
 
 def _earlier(path: Path | None) -> dict[str, dict[str, Any]]:
