@@ -33,6 +33,9 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 #: The package each library adapter is built on, as pip knows it.
 DISTRIBUTIONS = {"simplejpeg": "simplejpeg", "opencv": "opencv-python-headless", "pyvips": "pyvips"}
+#: The adapters written on an image library's API. The other library row, imagecodecs_jpeg (a
+#: zarr codec of another project, Python >= 3.12), has its tests in tests/test_imagecodecs_zarr.py.
+IMAGE_LIBRARIES = sorted(DISTRIBUTIONS)
 GRAY = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale"}}
 
 
@@ -59,10 +62,10 @@ def factors(data: bytes) -> list[tuple[int, int]]:
 
 
 def test_library_names_are_not_builtin_names() -> None:
-    assert set(LIBRARIES) == {"simplejpeg", "opencv", "pyvips"} and not set(LIBRARIES) & set(BUILTINS)
+    assert set(LIBRARIES) == {*IMAGE_LIBRARIES, "imagecodecs_jpeg"} and not set(LIBRARIES) & set(BUILTINS)
 
 
-@pytest.mark.parametrize("name", sorted(LIBRARIES))
+@pytest.mark.parametrize("name", IMAGE_LIBRARIES)
 def test_loadable_by_name_as_a_python_library(name: str) -> None:
     """Each loads by its name (its package is installed by the test setup) and round-trips a chunk."""
     adapter = load_adapter(name)
@@ -79,7 +82,7 @@ def test_loadable_by_name_as_a_python_library(name: str) -> None:
     assert np.abs(out.astype(int) - chunk).max() <= 16
 
 
-@pytest.mark.parametrize("name", sorted(LIBRARIES))
+@pytest.mark.parametrize("name", IMAGE_LIBRARIES)
 def test_unavailable_with_the_reason_when_the_package_is_missing(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     module = DISTRIBUTIONS[name].replace("opencv-python-headless", "cv2")
     monkeypatch.setitem(sys.modules, module, None)  # import now fails
@@ -128,7 +131,7 @@ def test_in_the_reports_default_matrix() -> None:
     assert [s for s in specs if s in BUILTINS or s in LIBRARIES] == [*BUILTINS, *LIBRARIES]
 
 
-@pytest.mark.parametrize("module", ["library", *sorted(LIBRARIES)])
+@pytest.mark.parametrize("module", ["library", "imagecodecs_zarr", *IMAGE_LIBRARIES])
 def test_only_the_configuration_parser_comes_from_core(module: str) -> None:
     """A library adapter is judged on its library's code: of core it may use the parser and nothing else."""
     tree = ast.parse((ROOT / "adapters" / f"{module}.py").read_text(encoding="utf-8"))
@@ -150,14 +153,14 @@ def test_only_the_configuration_parser_comes_from_core(module: str) -> None:
         (np.zeros((8, 8, 3), np.uint8), "JPEG-CFG-02", "3 component(s)"),
     ],
 )
-@pytest.mark.parametrize("name", sorted(LIBRARIES))
+@pytest.mark.parametrize("name", IMAGE_LIBRARIES)
 def test_chunk_refusals_name_what_and_where(name: str, chunk: np.ndarray, requirement: str, words: str) -> None:
     adapter = load_adapter(name)
     with pytest.raises(ValueError, match=rf"^{name}: .*{words}.*\[{requirement}\]$".replace("(", r"\(").replace(")", r"\)")):
         adapter.encode(adapter.parse(GRAY), chunk)
 
 
-@pytest.mark.parametrize("name", sorted(LIBRARIES))
+@pytest.mark.parametrize("name", IMAGE_LIBRARIES)
 def test_a_transposed_stream_is_refused(name: str) -> None:
     """Same sample count, other dimensions: reshaping would scramble the chunk (JPEG-X-08)."""
     adapter = load_adapter(name)
@@ -168,7 +171,7 @@ def test_a_transposed_stream_is_refused(name: str) -> None:
     assert adapter.decode(parsed, data, (16, 24, 1)).shape == (16, 24, 1)
 
 
-@pytest.mark.parametrize("name", sorted(LIBRARIES))
+@pytest.mark.parametrize("name", IMAGE_LIBRARIES)
 def test_what_none_can_write_or_read(name: str) -> None:
     """rgb: decodable (libjpeg honours APP14), not writable, so refused at encode, not when parsing.
     YCbCr passthrough: none returns stored YCbCr samples, so refused when parsing."""
@@ -217,7 +220,7 @@ def test_pyvips_refuses_required_schemes_at_encode(luma: list[int], scheme: str)
     assert adapter.decode(parsed, written, (16, 16, 3)).shape == (16, 16, 3)
 
 
-@pytest.mark.parametrize("name", sorted(LIBRARIES))
+@pytest.mark.parametrize("name", IMAGE_LIBRARIES)
 def test_channels_stay_in_rgb_order(name: str) -> None:
     """OpenCV works in BGR: a red chunk must come back red, and a stream of a red image decode red."""
     adapter = load_adapter(name)
@@ -231,7 +234,7 @@ def test_channels_stay_in_rgb_order(name: str) -> None:
     assert out[..., 0].min() > 240 and out[..., 2].max() < 16
 
 
-@pytest.mark.parametrize("name", sorted(LIBRARIES))
+@pytest.mark.parametrize("name", IMAGE_LIBRARIES)
 def test_quality_reaches_the_library(name: str) -> None:
     """pyvips replaces an out-of-range Q by 75 silently; in range, each quality gives its own tables."""
     adapter = load_adapter(name)

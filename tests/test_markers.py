@@ -190,6 +190,32 @@ def test_pillow_restart_interval(blocks: int) -> None:
     assert info.scans == ((1, 2, 3),)
 
 
+def test_large_streams_find_markers_vectorized_exactly_as_the_regex_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From ``_VECTOR_MIN`` bytes on, marker candidates in entropy data are found with numpy: same walk, same result.
+
+    The stream has what the vectorized search must step over (stuffed FF00, RST0-7, fill
+    bytes before a marker) and what it must stop at: EOI after the fill, and in the
+    variants an SOI and an SOF15 (FFD8 and FFCF, the codes next to RST0-7) and a COM
+    (FFFE, next to the fill byte).
+    """
+    noisy = np.random.default_rng(7).integers(0, 256, (128, 128, 3), dtype=np.uint8)
+    plain = _pillow(noisy, quality=95, restart_marker_blocks=1)
+    data = plain[:-2] + b"\xff\xff\xff" + plain[-2:]
+    assert len(data) > markers._VECTOR_MIN
+    assert b"\xff\x00" in data and all(bytes((0xFF, 0xD0 + n)) in data for n in range(8))
+    variants = [data, data[:-2] + b"\xff\xd8" + data[-2:],
+                data[:-2] + _seg(0xCF, b"\x08\x00\x01\x00\x01\x01\x01\x11\x00") + data[-2:],
+                plain[:-2] + _seg(0xFE, b"a comment") + plain[-2:]]
+    vectorized = [inspect(v) for v in variants]
+    monkeypatch.setattr(markers, "_VECTOR_MIN", len(data) * 3)
+    assert [inspect(v) for v in variants] == vectorized
+    assert vectorized[0].ok and vectorized[0].problems == () and vectorized[0].length == len(data)
+    assert vectorized[0].restart_interval == 1 and vectorized[0].trailing_bytes == 0
+    assert any("SOI" in p for p in vectorized[1].problems), vectorized[1].problems
+    assert any("SOF" in p for p in vectorized[2].problems), vectorized[2].problems
+    assert vectorized[3].comments == 1 and vectorized[3].ok
+
+
 @pytest.mark.parametrize("quality", [1, 5, 23])
 def test_low_quality_stays_8_bit_baseline(quality: int) -> None:
     info = inspect(_pillow(_image(), quality=quality))
@@ -299,6 +325,22 @@ def test_short_jfif_and_adobe_segments_are_ignored_like_libjpeg() -> None:
     assert not info.jfif and info.adobe_transform is None
     assert info.libjpeg_color_space == "rgb"  # falls through to the component ids
     assert len(info.problems) == 2 and not info.ok
+
+
+def test_jfif_and_adobe_segments_at_libjpegs_minimum_lengths() -> None:
+    """One byte short of libjpeg's minimum (13-byte JFIF, 11-byte Adobe) is ignored, never read past its end.
+
+    A minimum relaxed by one byte (APP14_DATA_LEN is 12) reads the transform flag past
+    the payload: ``inspect``, which promises never to raise, raised IndexError.
+    """
+    jfif, adobe = JFIF[4:], _adobe(0)[4:]
+    short = inspect(_synthetic(RGB_IDS, _seg(0xE0, jfif[:13]), _seg(0xEE, adobe[:11])))
+    assert not short.jfif and short.adobe_transform is None
+    assert sum("too short" in p for p in short.problems) == 2, short.problems
+    exact = inspect(_synthetic(RGB_IDS, _seg(0xE0, jfif), _seg(0xEE, adobe)))
+    assert len(jfif) == 14 and len(adobe) == 12
+    assert exact.jfif and exact.adobe_transform == 0
+    assert not any("too short" in p for p in exact.problems), exact.problems
 
 
 def test_jfif_spliced_into_real_rgb_stream() -> None:
@@ -465,6 +507,16 @@ def test_bad_frame_headers(sof: bytes, needle: str) -> None:
     assert not info.ok
 
 
+@pytest.mark.parametrize(("marker", "precision", "allowed"), [
+    (0xC0, 8, True), (0xC0, 12, False), (0xC1, 12, True), (0xC1, 16, False),
+    (0xC3, 2, True), (0xC3, 16, True), (0xC3, 1, False), (0xC3, 17, False), (0xCF, 2, True),
+])
+def test_sample_precision_per_process(marker: int, precision: int, allowed: bool) -> None:
+    """T.81 Table B.2: baseline 8 bits, the other DCT processes 8 or 12, lossless 2 to 16."""
+    info = inspect(b"\xff\xd8" + _sof((1,), marker=marker, precision=precision) + _sos((1,)) + ENTROPY + b"\xff\xd9")
+    assert any("sample precision" in p for p in info.problems) is not allowed, info.problems
+
+
 @pytest.mark.parametrize(
     ("segment", "needle"),
     [
@@ -481,6 +533,19 @@ def test_bad_table_segments(segment: bytes, needle: str) -> None:
     info = inspect(b"\xff\xd8" + segment + _sof((1,)) + _sos((1,)) + ENTROPY + b"\xff\xd9")
     assert any(needle in p for p in info.problems), info.problems
     assert info.eoi and not info.ok
+
+
+def _huffman_table(symbols: int) -> bytes:
+    counts = bytes((min(symbols, 255), max(symbols - 255, 0))) + bytes(14)
+    return _seg(0xC4, b"\x00" + counts + bytes(symbols))
+
+
+@pytest.mark.parametrize(("symbols", "problems"), [(256, []), (257, ["DHT at offset 2: table (0, 0) has 257 symbols (> 256)"])])
+def test_huffman_table_holds_at_most_256_symbols(symbols: int, problems: list[str]) -> None:
+    """T.81 B.2.4.2: 256 symbols is the most a table can hold; one more is a problem, named."""
+    info = inspect(b"\xff\xd8" + _huffman_table(symbols) + _sof((1,)) + _sos((1,)) + ENTROPY + b"\xff\xd9")
+    assert info.huffman_tables == ((0, 0),)
+    assert [p for p in info.problems if "DHT" in p] == problems
 
 
 def test_problem_list_is_capped() -> None:
@@ -625,6 +690,9 @@ def test_header_cache_is_used_and_keeps_each_streams_length(gray_stream: bytes) 
         pytest.param(lambda s: s[:2] + b"\xff" + s[2:], id="fill-byte"),
         pytest.param(lambda s: s + b"junk", id="trailing"),
         pytest.param(lambda s: b"\x00" + s, id="before-soi"),
+        # FFBF and FFD9 sit just outside the segment codes of the plain path (C0-CF, DA-FE).
+        pytest.param(lambda s: s[:2] + _seg(0xBF, b"\x00\x00") + s[2:], id="code-bf"),
+        pytest.param(lambda s: s[:2] + b"\xff\xd9\x00\x02" + s[2:], id="eoi-first"),
     ],
 )
 def test_header_cache_leaves_unusual_streams_to_inspect(gray_stream: bytes, data: Any) -> None:

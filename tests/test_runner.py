@@ -285,3 +285,21 @@ def test_ctrl_c_stops_the_report_and_keeps_what_ran(tmp_path: Path) -> None:
     (impl,) = doc["implementations"]
     assert impl["run_problem"].startswith("the suite run was interrupted (Ctrl-C)") and impl["run"]["interrupted"]
     assert 3 <= len(doc["cases"]["slow"]) < 162
+
+
+def test_who_sent_a_keyboard_interrupt_when_the_runner_is_not_watching() -> None:
+    """Not watching SIGINT: under someone else's handler a KeyboardInterrupt may be the user's
+    (the run stops); with SIGINT ignored or fatal no Ctrl-C can raise one (the code's error)."""
+    from zarr_jpeg_conformance.judging.plugin import _Interrupts
+
+    interrupts = _Interrupts()  # never installed
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, lambda *_: None)
+        assert interrupts.users()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        assert not interrupts.users()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        assert not interrupts.users()
+    finally:
+        signal.signal(signal.SIGINT, previous)

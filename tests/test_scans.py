@@ -13,6 +13,7 @@ import pytest
 Image = pytest.importorskip("PIL.Image")
 imagecodecs = pytest.importorskip("imagecodecs")
 
+from zarr_jpeg_conformance.core.markers import inspect  # noqa: E402
 from zarr_jpeg_conformance.core.scans import (  # noqa: E402
     CHROMA_BASE,
     LUMA_BASE,
@@ -490,6 +491,8 @@ def test_assemble_rejects_bad_arguments() -> None:
     g = _gray(16, 16)
     with pytest.raises(ValueError):
         assemble([g, g], **GOOD)  # 2 streams, 1 factor pair
+    with pytest.raises(ValueError, match="2 component ids for 1 components"):
+        assemble([g], **{**GOOD, "component_ids": [1, 2]})
     with pytest.raises(ValueError):
         assemble([g] * 2, **{**GOOD, "factors": [(1, 1)] * 2, "component_ids": [1, 1]})  # duplicate ids
     with pytest.raises(ValueError):
@@ -506,6 +509,19 @@ def test_assemble_rejects_bad_arguments() -> None:
         assemble([g], **{**GOOD, "height": 0})
     with pytest.raises(ValueError):
         assemble(["not bytes"], **GOOD)
+
+
+def test_assemble_limits_are_inclusive() -> None:
+    """Component ids are bytes (0-255, T.81 B.2.2) and dimensions 1-65535: each end is written, one past it refused."""
+    g = _gray(16, 16)
+    for cid in (0, 255):
+        assert inspect(assemble([g], **{**GOOD, "component_ids": [cid]})).component_ids == (cid,)
+    for cid in (-1, 256):
+        with pytest.raises(ValueError, match="distinct bytes"):
+            assemble([g], **{**GOOD, "component_ids": [cid]})
+    for size in (0, 0x10000):
+        with pytest.raises(ValueError, match=r"outside 1\.\.65535"):
+            assemble([g], **{**GOOD, "width": size})
 
 
 def test_encode_planar_rejects() -> None:

@@ -56,6 +56,10 @@ FAULTS = [
     Fault("SwapsOneColumn", "test_chunks.py", "hx1-gray", "fail", "JPEG-DIM-01"),
     Fault("SwapsOneColumn", "test_chunks.py", "hx1-ycbcr-422", "fail", "JPEG-DIM-01"),
     Fault("FactorsWhenTiny", "test_chunks.py", "sub-mcu-422", "fail", "JPEG-SUB-02"),
+    # The chunk suite decodes what it wrote back to the chunk's shape, and an invalid chunk that
+    # crashes the encoder is the implementation's error, not an acceptance.
+    Fault("ReturnsBytes", "test_chunks.py", "hx1-gray", "fail", "JPEG-DEC-03"),
+    Fault("CrashesOnWrongDtype", "test_chunks.py", "dtype", "error", "RuntimeError: no buffer format"),
     Fault("DecodesZeros", "test_roundtrip.py", "fidelity and ycbcr-444-natural-q90", "fail", "the decode is constant"),
 ]
 
@@ -146,3 +150,11 @@ def test_every_fidelity_floor_is_pinned_from_below(pytester: pytest.Pytester) ->
     records = _run(pytester, "wrong_adapters:BelowTheFloors", "test_roundtrip.py", "fidelity")
     missed = [(r["case"], r["outcome"]) for r in records if not (r["outcome"] == "fail" and "below the floor" in r["message"])]
     assert len(records) > 60 and not missed, missed
+
+
+def test_a_side_over_libjpegs_limit_refused_at_encode_is_unsupported(pytester: pytest.Pytester) -> None:
+    """The turbojpeg built-in refuses sides of 65501-65535 (libjpeg's JPEG_MAX_DIMENSION is 65500) when
+    it encodes: JPEG-X-03 makes them optional, so (H, W) chunks and (H, W, C) chunks alike are unsupported."""
+    records = _run(pytester, "turbojpeg", "test_chunks.py", "65501 or 65535")
+    outcomes = {(r["case"], r["outcome"]) for r in records}
+    assert len(outcomes) == 3 and all(o == "unsupported" for _, o in outcomes), outcomes

@@ -367,3 +367,14 @@ class SwapsOneColumn(ImagecodecsAdapter):
             swapped = (1, chunk_shape[0], *chunk_shape[2:])
             return np.ascontiguousarray(np.swapaxes(super().decode(parsed, data, swapped), 0, 1))
         return super().decode(parsed, data, chunk_shape)
+
+
+class CrashesOnWrongDtype(ImagecodecsAdapter):
+    """Raises RuntimeError (not a rejection) on a chunk of another dtype: the implementation's error."""
+
+    name = "wrong-crashes-on-dtype"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(chunk, np.ndarray) and chunk.dtype != np.uint8:
+            raise RuntimeError(f"no buffer format for {chunk.dtype}")  # the fault under test
+        return super().encode(parsed, chunk)

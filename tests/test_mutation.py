@@ -1,0 +1,157 @@
+"""Mutation testing as a habit: a fixed sample of mutants of the checks, each of which a meta-test must kill.
+
+``tools.mutate`` breaks one check at a time in ``suites/``, ``core/`` and ``judging/`` and
+runs the meta-tests that execute it. Here CI runs a fixed sample of those mutants (a few
+minutes on 2 cores); a survivor not listed as equivalent fails the run, so a new check
+that no meta-test proves shows in review. The whole run is
+``python -m zarr_jpeg_conformance.tools.mutate``. The other tests prove the tool: the
+operators produce the mutants the hand-made search of issue 18 found, keys do not move
+with unrelated edits, the equivalents file names current mutants, and the runner reports
+a survivor with where it is, what changed and which tests ran.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zarr_jpeg_conformance.tools import mutate
+from zarr_jpeg_conformance.tools.mutants import OPERATORS, Mutant, all_mutants, mutants_of
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The CI sample, drawn from the mutants of the code as it is, and its time box in seconds
+#: (a mutant started inside it may finish up to a minute later).
+SAMPLE, SEED, BUDGET = 12, 18, 240
+
+
+@pytest.fixture(scope="module")
+def mutants() -> list[Mutant]:
+    return all_mutants(ROOT, mutate.requirement_ids())
+
+
+def _keys(source: str, path: str = "core/x.py") -> set[str]:
+    return {m.key for m in mutants_of(source.encode(), path, ["JPEG-A-01", "JPEG-A-02"])}
+
+
+def test_every_operator_has_mutants_in_the_checks(mutants: list[Mutant]) -> None:
+    assert {m.operator for m in mutants} == set(OPERATORS)
+
+
+def test_the_mutants_issue_18_found_by_hand_are_made(mutants: list[Mutant]) -> None:
+    keys = {m.key for m in mutants}
+    assert "core/markers.py::<module>::number::12 => 11" in keys  # ADOBE_MIN_PAYLOAD
+    assert any(k.startswith("core/markers.py::_parse_dht::deleted::walk.problem(") and "256" in k for k in keys)
+    assert any(k.startswith("judging/checks.py::call::outcome::Outcome.FAIL => Outcome.UNSUPPORTED") for k in keys)
+    assert any(k.startswith("judging/checks.py::owned::true-condition::") for k in keys)
+
+
+def test_operators_on_a_small_check() -> None:
+    keys = _keys(
+        'def check(judge, x, p):\n'
+        '    """Docstrings and f-strings are not mutated."""\n'
+        '    if x < 3 and p:\n'
+        '        raise ValueError(f"x is {x + 1}")\n'
+        '    judge.require(x != 0.5, "JPEG-A-01", "obs")\n'
+        '    judge.finish(Outcome.FAIL, "m")\n'
+        '    return x >= 2\n'
+    )
+    assert keys == {
+        "core/x.py::check::negate::x < 3 and p => not (x < 3 and p)",
+        "core/x.py::check::and-or::x < 3 and p => x < 3 or p",
+        "core/x.py::check::compare::x < 3 => x <= 3",
+        "core/x.py::check::number::3 => 4",
+        "core/x.py::check::number::3 => 2",
+        'core/x.py::check::raise::raise ValueError(f"x is {x + 1}") => pass',
+        'core/x.py::check::deleted::judge.require(x != 0.5, "JPEG-A-01", "obs") => pass',
+        "core/x.py::check::true-condition::x != 0.5 => True",
+        "core/x.py::check::compare::x != 0.5 => x == 0.5",
+        "core/x.py::check::number::0.5 => 1.0",
+        "core/x.py::check::number::0.5 => 0.25",
+        "core/x.py::check::requirement::\"JPEG-A-01\" => 'JPEG-A-02'",
+        'core/x.py::check::deleted::judge.finish(Outcome.FAIL, "m") => pass',
+        "core/x.py::check::outcome::Outcome.FAIL => Outcome.UNSUPPORTED",
+        "core/x.py::check::forced-return::x >= 2 => True",
+        "core/x.py::check::forced-return::x >= 2 => False",
+        "core/x.py::check::compare::x >= 2 => x > 2",
+        "core/x.py::check::number::2 => 3",
+        "core/x.py::check::number::2 => 1",
+    }
+
+
+def test_tables_of_numbers_and_lookup_keys_are_data_not_checks() -> None:
+    assert _keys("SIZES = [(1, 1), (7, 13), (1, 37), (29, 1)]\nFLOORS = {('gray', 50): 28.0}\n") == {
+        "core/x.py::<module>::number::28.0 => 56.0", "core/x.py::<module>::number::28.0 => 14.0",
+    }
+
+
+def test_keys_survive_unrelated_edits_and_number_repeats() -> None:
+    source = "def f(a):\n    return a > 1 or a > 1\n"
+    keys = _keys(source)
+    assert "core/x.py::f::compare::a > 1 => a >= 1 #2" in keys
+    assert _keys("import os\n\n\n# moved down\n" + source) == keys
+
+
+def test_every_mutant_applies_to_code_that_compiles_and_differs(mutants: list[Mutant]) -> None:
+    sources = {m.path: (ROOT / m.path).read_bytes() for m in mutants}
+    for m in mutants[::37]:
+        mutated = m.apply(sources[m.path])
+        assert mutated != sources[m.path]
+        compile(mutated, m.path, "exec")
+
+
+def test_equivalents_name_current_mutants_with_a_reason(mutants: list[Mutant]) -> None:
+    listed = json.loads((ROOT / mutate.EQUIVALENTS_FILE).read_text(encoding="utf-8"))["equivalent"]
+    keys = {m.key for m in mutants}
+    stale = [e["key"] for e in listed if e["key"] not in keys]
+    assert not stale, f"{mutate.EQUIVALENTS_FILE} lists mutants the code no longer has (remove them): {stale}"
+    assert all(len(e["reason"]) > 20 for e in listed), "every equivalent mutant says why it cannot change an outcome"
+    assert len({e["key"] for e in listed}) == len(listed)
+
+
+def test_module_level_limits_run_the_tests_of_the_functions_that_use_them(mutants: list[Mutant]) -> None:
+    """ADOBE_MIN_PAYLOAD: the tests of _parse_app, which reads it, and those of the module's own test file."""
+    table = {"functions": {"core/markers.py::_parse_app": ["tests/test_scans.py::test_a"],
+                           "core/markers.py::_parse_dht": ["tests/test_scans.py::test_b", "tests/test_markers.py::test_c"]},
+             "durations": {}}
+    adobe = next(m for m in mutants if m.key == "core/markers.py::<module>::number::12 => 11")
+    assert mutate.Selector(ROOT, table).tests(adobe) == (["tests/test_markers.py::test_c", "tests/test_scans.py::test_a"], [])
+
+
+def test_the_first_run_of_a_mutant_is_the_cheapest_tests_of_the_files_that_test_it_most() -> None:
+    durations = {"tests/test_a.py::t1": 0.1, "tests/test_a.py::t2": 20.0, "tests/test_b.py::t1": 0.2,
+                 "tests/test_b.py::t2": 0.3, "tests/test_c.py::t1": 0.1}
+    selector = mutate.Selector(ROOT, {"functions": {}, "durations": durations})
+    tests = sorted(durations, key=lambda t: durations[t])
+    first, rest = selector.stages(tests)
+    assert set(first) == {"tests/test_a.py::t1", "tests/test_b.py::t1", "tests/test_b.py::t2"}
+    assert set(rest) == {"tests/test_c.py::t1", "tests/test_a.py::t2"}
+
+
+def test_a_survivor_is_reported_with_where_what_and_the_tests_that_ran() -> None:
+    m = mutants_of(b"def f(a):\n    return a > 1\n", "core/x.py", [])[0]
+    killed = mutate.Result(m, ["tests/test_x.py::test_f"], status="killed")
+    survivor = mutate.Result(m, ["tests/test_x.py::test_g"], status="survived")
+    out = io.StringIO()
+    assert mutate.summary([killed, survivor], 1.0, out) == 1
+    text = out.getvalue()
+    assert "core/x.py:2 [f] forced-return: a > 1 => True" in text
+    assert "ran 1 tests: tests/test_x.py::test_g" in text
+    assert "killed/total: 1/2 (50.0 %)" in text
+    listed = mutate.Result(m, ["tests/test_x.py::test_g"], status="survived", equivalent="cannot change an outcome")
+    assert mutate.summary([killed, listed], 1.0, io.StringIO()) == 0
+
+
+def test_the_sample_of_mutants_is_killed() -> None:
+    """The CI sample: every drawn mutant of the checks that ran is killed by a meta-test (or listed as equivalent)."""
+    command = ["--sample", str(SAMPLE), "--seed", str(SEED), "--budget", str(BUDGET)]
+    done = subprocess.run([sys.executable, "-m", "zarr_jpeg_conformance.tools.mutate", *command],
+                          capture_output=True, text=True, timeout=BUDGET + 600, check=False)
+    assert done.returncode == 0, f"mutate {' '.join(command)}:\n" + done.stdout[-8000:] + done.stderr[-3000:]
+    figure = re.search(r"^killed/total: (\d+)/(\d+)", done.stdout, re.MULTILINE)
+    assert figure and int(figure.group(1)) == int(figure.group(2)) > 0, done.stdout[-3000:]

@@ -1,0 +1,442 @@
+"""Mutation testing of the checks: does a meta-test of ``tests/`` notice each deliberately broken check?
+
+    python -m zarr_jpeg_conformance.tools.mutate                       # every mutant
+    python -m zarr_jpeg_conformance.tools.mutate --sample 12 --seed 18 # the fixed sample CI runs
+    python -m zarr_jpeg_conformance.tools.mutate --only core/markers.py
+    python -m zarr_jpeg_conformance.tools.mutate list                  # the mutants, with their keys
+    python -m zarr_jpeg_conformance.tools.mutate map                   # remeasure tests/mutation-map.json
+
+Every mutant of ``suites/``, ``core/`` and ``judging/`` (``tools.mutants``) is applied, one
+at a time, to a private copy of the package, and only the meta-tests that execute the
+mutated function (``tests/mutation-map.json``, measured by coverage) are run against it,
+cheapest first, stopping at the first failure. A mutant is *killed* when a test fails
+(or the run exceeds its timeout), and *survives* when every test passes: then no
+meta-test proves the check it broke. A survivor that cannot change any outcome is listed,
+with the reason, in ``tests/mutation-equivalents.json`` and counted apart; the others are
+printed with where they are, the mutation and the tests that ran. The exit status is 1
+when any unlisted mutant survives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import os
+import queue
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import mutation_map
+from .mutants import Mutant, all_mutants, function_names, names_bound, referencing
+
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENTS_FILE = "tests/mutation-equivalents.json"
+#: Test files that run none of the package's code (mypy and ruff; a wheel build): not measured.
+NOT_MAPPED = ("test_wheel.py", "test_static.py")
+#: Per mutant: this many times the measured duration of its tests, plus the start-up.
+TIMEOUT_FACTOR = 4.0
+TIMEOUT_BASE = 30.0
+#: Measured seconds of the cheapest tests run first (see :meth:`Selector.stages`).
+FIRST_STAGE_SECONDS = 10.0
+FIRST_STAGE_FILES = 2
+#: How long a mutant started within a time box (--budget) may run past it.
+GRACE_SECONDS = 60.0
+#: Files of the checkout a copy does not need, or links to instead of copying.
+_SKIP = {".git", "__pycache__", ".hypothesis", ".mypy_cache", ".ruff_cache", ".pytest_cache", "build", "dist", ".venv"}
+_LINK = {"node_modules", "target"}
+PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--tb=short", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+
+
+@dataclass
+class Result:
+    mutant: Mutant
+    tests: list[str]
+    #: killed, timeout, survived, no tests; pending (survived its cheapest tests, the rest not run yet); not run
+    status: str = "not run"
+    seconds: float = 0.0
+    killer: str | None = None
+    equivalent: str | None = None
+    notes: list[str] = field(default_factory=list)
+    stages_done: int = 0
+    fingerprint: str = ""
+
+    def record(self) -> dict[str, Any]:
+        m = self.mutant
+        return {"key": m.key, "where": m.where, "operator": m.operator, "before": m.before, "after": m.after,
+                "status": self.status, "seconds": self.seconds, "killer": self.killer, "tests": self.tests,
+                "equivalent": self.equivalent, "notes": self.notes, "stages_done": self.stages_done,
+                "fingerprint": self.fingerprint}
+
+
+def requirement_ids() -> list[str]:
+    from ..corpus.registry import requirements
+
+    return sorted(requirements())
+
+
+def load_equivalents(root: Path) -> dict[str, str]:
+    path = root / EQUIVALENTS_FILE
+    if not path.is_file():
+        return {}
+    entries = json.loads(path.read_text(encoding="utf-8"))["equivalent"]
+    return {e["key"]: e["reason"] for e in entries}
+
+
+class Selector:
+    """The tests that can kill a mutant, cheapest first."""
+
+    def __init__(self, root: Path, table: dict[str, Any]) -> None:
+        self.root = root
+        self.functions: dict[str, list[str]] = table.get("functions", {})
+        self.durations: dict[str, float] = table.get("durations", {})
+        self._sources: dict[str, bytes] = {}
+
+    def _source(self, rel: str) -> bytes:
+        if rel not in self._sources:
+            self._sources[rel] = (self.root / rel).read_bytes()
+        return self._sources[rel]
+
+    def _module_keys(self, rel: str) -> list[str]:
+        return [k for k in self.functions if k.startswith(rel + "::")]
+
+    def tests(self, m: Mutant) -> tuple[list[str], list[str]]:
+        """(node IDs, notes) for one mutant."""
+        notes: list[str] = []
+        key = f"{m.path}::{m.qualname}"
+        found = set(self.functions.get(key, []))
+        if key not in self._function_keys(m.path):
+            # Module or class level: the functions that use what the statement binds.
+            names = frozenset(names_bound(self._source(m.path), m))
+            for function in self._users(names):
+                found |= set(self.functions.get(function, []))
+            # and the module's own test file, which may read the constant itself
+            own = f"tests/test_{Path(m.path).stem}.py::"
+            found |= {t for k in self._module_keys(m.path) for t in self.functions[k] if t.startswith(own)}
+            if not found:
+                notes.append("module-level, used by no mapped function: ran the module's tests")
+                found = {t for k in self._module_keys(m.path) for t in self.functions[k]}
+        elif key not in self.functions:
+            notes.append("no test runs this function (tests/mutation-map.json); new? run `mutate map`")
+        return sorted(found, key=lambda t: (self.durations.get(t, 1.0), t)), notes
+
+    @functools.cache  # noqa: B019 - one selector per run
+    def _users(self, names: frozenset[str]) -> frozenset[str]:
+        """The mapped functions, in any target module, whose bodies use one of ``names``."""
+        if not names:
+            return frozenset()
+        return frozenset(f"{rel}::{q}" for rel in sorted({k.split("::", 1)[0] for k in self.functions})
+                         if (self.root / rel).is_file() for q in referencing(self._source(rel), set(names)))
+
+    @functools.cache  # noqa: B019 - one selector per run
+    def _function_keys(self, rel: str) -> frozenset[str]:
+        """``file::qualname`` of every function (not class) of a module."""
+        return frozenset(f"{rel}::{q}" for q in function_names(self._source(rel)))
+
+    def stages(self, tests: list[str], module: str = "") -> list[list[str]]:
+        """The tests in two runs: the cheapest of two test files (the module's own ``tests/test_<name>.py``
+        if it runs the function, and the one with the most tests of it), then, for a survivor, the rest.
+
+        Each run collects only the test files it names: a mutant killed by a unit test never
+        pays for collecting the slow meta-tests.
+        """
+        per_file = Counter(t.split("::", 1)[0] for t in tests)
+        own = f"tests/test_{Path(module).stem}.py" if module else ""
+        files = {f for f, _ in sorted(per_file.items(), key=lambda fc: (fc[0] != own, -fc[1]))[:FIRST_STAGE_FILES]}
+        first: list[str] = []
+        spent = 0.0
+        for test in tests:
+            if test.split("::", 1)[0] in files and (not first or spent + self.durations.get(test, 1.0) <= FIRST_STAGE_SECONDS):
+                first.append(test)
+                spent += self.durations.get(test, 1.0)
+        chosen = set(first)
+        return [part for part in (first, [t for t in tests if t not in chosen]) if part]
+
+    def timeout(self, tests: list[str]) -> float:
+        return TIMEOUT_BASE + TIMEOUT_FACTOR * sum(self.durations.get(t, 1.0) for t in tests)
+
+
+def _copy(root: Path, dest: Path) -> Path:
+    target = dest / "zarr_jpeg_conformance"
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = {n for n in names if n in _SKIP or n in _LINK or n.endswith(".egg-info")}
+        if Path(folder) == root:
+            skipped |= {n for n in names if n == "out"}
+        return skipped
+
+    shutil.copytree(root, target, ignore=ignore, symlinks=True)
+    for link in _LINK:
+        for found in root.glob(f"*/*/{link}"):
+            (target / found.relative_to(root)).symlink_to(found, target_is_directory=True)
+    return target
+
+
+class Worker:
+    def __init__(self, root: Path, scratch: Path, index: int) -> None:
+        self.copy = _copy(root, scratch / f"w{index}")
+        self.logs = scratch / f"logs{index}"
+        self.logs.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
+        env.update(PYTHONPATH=os.pathsep.join([str(self.copy.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+                   PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   MUTATION_ROOT=str(self.copy))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "zarr_jpeg_conformance.tools.mutation_worker"],
+            cwd=self.copy, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+
+    def run(self, file: str | None, source: str | None, tests: list[str], timeout: float, name: str,
+            extra: list[str] | None = None) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        job = {"file": file, "source": source, "args": [*PYTEST_ARGS, *(extra or []), *tests], "timeout": timeout,
+               "log": str(self.logs / f"{name}.log")}
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("a mutation worker died")
+        reply: dict[str, Any] = json.loads(line)
+        reply["log"] = job["log"]
+        return reply
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def choose(mutants: list[Mutant], equivalents: dict[str, str], sample: int | None, seed: int) -> list[Mutant]:
+    population = sorted((m for m in mutants if m.key not in equivalents), key=lambda m: m.key)
+    if sample is None:
+        return sorted(mutants, key=lambda m: (m.path, m.start, m.key))
+    chosen = random.Random(seed).sample(population, min(sample, len(population)))
+    return sorted(chosen, key=lambda m: (m.path, m.start, m.key))
+
+
+def _fingerprint(source: bytes, tests: list[str]) -> str:
+    """The mutated module and the set of tests run (not their order, which follows measured durations)."""
+    return hashlib.sha1(source + b"\0" + "\n".join(sorted(tests)).encode()).hexdigest()[:16]
+
+
+def _earlier(path: Path | None) -> dict[str, dict[str, Any]]:
+    """Results of an earlier run (one JSON object per line), by key; the last line of a key wins."""
+    if path is None or not path.is_file():
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            out[record["key"]] = record
+    return out
+
+
+def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[str, str], jobs: int,
+        budget: float | None, baseline: str, out: Any, results_file: Path | None = None) -> list[Result]:
+    """Run every chosen mutant; ``baseline`` ("all", "control" or "none") first runs tests without any mutant.
+
+    "all" runs every selected test; "control" only those of the cheapest mutant, which
+    proves at least that the copy and the workers run tests that pass (a broken set-up
+    would otherwise "kill" every mutant). Every mutant first meets its cheapest tests;
+    only when all of those are through do the survivors meet the rest, so a run stopped
+    early (``budget``) has still tried every mutant. With ``results_file`` each result is
+    appended as it comes, and a result already there for the same module source and the
+    same tests is reused: a long run can be stopped and taken up again.
+    """
+    # Read once: an edit of the checkout during a long run must not shift the mutants' byte spans.
+    sources = {m.path: (root / m.path).read_bytes() for m in chosen}
+    earlier = _earlier(results_file)
+    results = []
+    for m in chosen:
+        tests, notes = selector.tests(m)
+        r = Result(m, tests, notes=notes, equivalent=equivalents.get(m.key))
+        r.fingerprint = _fingerprint(sources[m.path], tests)
+        if not tests:
+            r.status = "no tests"
+        old = earlier.get(m.key)
+        if old and old.get("fingerprint") == r.fingerprint and old["status"] in ("killed", "timeout", "survived"):
+            r.status, r.seconds, r.killer, r.stages_done = old["status"], old["seconds"], old["killer"], old["stages_done"]
+        results.append(r)
+    first: queue.Queue[Result] = queue.Queue()
+    rest: queue.Queue[Result] = queue.Queue()
+    for r in results:
+        if r.tests and r.status in ("not run", "pending"):
+            (first if r.stages_done == 0 else rest).put(r)
+    scratch = Path(tempfile.mkdtemp(prefix="mutation-"))
+    started = time.monotonic()
+    lock = threading.Lock()
+    stopping = threading.Event()
+    done = [0]
+    workers = [Worker(root, scratch, i) for i in range(max(1, jobs))]
+    sink = results_file.open("a", encoding="utf-8") if results_file else None
+    try:
+        with_tests = [r for r in results if r.tests]
+        if baseline != "none" and with_tests:
+            if baseline == "all":
+                union = sorted({t for r in with_tests for t in r.tests}, key=lambda t: (selector.durations.get(t, 1.0), t))
+            else:
+                union = min((r.tests for r in with_tests), key=selector.timeout)
+            print(f"baseline: {len(union)} tests without any mutant ...", file=out, flush=True)
+            reply = workers[0].run(None, None, union, 3 * selector.timeout(union), "baseline", extra=["--maxfail=20"])
+            if reply["rc"] != 0:
+                print(f"the selected tests fail without any mutant (exit {reply['rc']}); see {reply['log']}:\n"
+                      + Path(reply["log"]).read_text(errors="replace")[-3000:], file=out)
+                raise SystemExit(2)
+            print(f"baseline: passed in {reply['seconds']:.0f} s", file=out, flush=True)
+
+        def next_job() -> Result | None:
+            for q in (first, rest):
+                try:
+                    return q.get_nowait()
+                except queue.Empty:
+                    continue
+            return None
+
+        def work(worker: Worker) -> None:
+            try:
+                work_on(worker)
+            except (OSError, ValueError, RuntimeError):
+                if not stopping.is_set():
+                    raise  # a worker failed on its own; when the run is stopping, its pipes are closed
+
+        def work_on(worker: Worker) -> None:
+            while (r := next_job()) is not None:
+                if budget is not None and time.monotonic() - started > budget:
+                    continue  # the time box is spent: left as it is ("not run" or "pending")
+                m = r.mutant
+                stages = selector.stages(r.tests, m.path)
+                stage = stages[r.stages_done]
+                timeout = selector.timeout(stage)
+                if budget is not None:
+                    timeout = min(timeout, budget + GRACE_SECONDS - (time.monotonic() - started))
+                reply = worker.run(m.path, m.apply(sources[m.path]).decode(), stage, timeout, f"m{id(r)}-{r.stages_done}")
+                if reply["timed_out"] and timeout < selector.timeout(stage):
+                    continue  # stopped by the time box, not by its own timeout: left as it was
+                r.seconds = round(r.seconds + reply["seconds"], 2)
+                r.killer = reply["killer"]
+                r.stages_done += 1
+                r.status = "timeout" if reply["timed_out"] else "killed" if reply["rc"] not in (0, 5) else "survived"
+                if reply["rc"] == 5:
+                    r.notes.append("pytest collected no test")
+                if r.status == "survived" and r.stages_done < len(stages):
+                    r.status = "pending"
+                    rest.put(r)
+                with lock:
+                    if sink:
+                        sink.write(json.dumps(r.record()) + "\n")
+                        sink.flush()
+                    if r.status == "pending":
+                        continue
+                    done[0] += 1
+                    mark = "" if r.status != "survived" else "  SURVIVED" if not r.equivalent else "  (equivalent)"
+                    print(f"[{done[0]}] {r.status:8} {r.seconds:6.1f}s {m.describe()}{mark}", file=out, flush=True)
+
+        threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        stopping.set()
+        for w in workers:
+            w.close()
+        if sink:
+            sink.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return results
+
+
+def summary(results: list[Result], seconds: float, out: Any) -> int:
+    """Print killed/total and the survivors; the number of unlisted survivors."""
+    ran = [r for r in results if r.status not in ("not run", "pending")]
+    pending = sum(r.status == "pending" for r in results)
+    listed = [r for r in ran if r.equivalent and r.status in ("survived", "no tests")]
+    judged = [r for r in ran if r not in listed]
+    killed = [r for r in judged if r.status in ("killed", "timeout")]
+    survivors = [r for r in judged if r.status in ("survived", "no tests")]
+    stale = [r for r in ran if r.equivalent and r.status in ("killed", "timeout")]
+    print("", file=out)
+    if survivors:
+        print("Survivors (no meta-test fails when this check is broken):", file=out)
+        for r in sorted(survivors, key=lambda r: (r.mutant.path, r.mutant.start)):
+            tests = ", ".join(r.tests[:3]) + (f" and {len(r.tests) - 3} more" if len(r.tests) > 3 else "")
+            print(f"  {r.mutant.describe()}\n      key: {r.mutant.key}\n      ran {len(r.tests)} tests: {tests or 'none'}"
+                  + "".join(f"\n      note: {n}" for n in r.notes), file=out)
+        by_module = Counter(r.mutant.path for r in survivors)
+        by_kind = Counter(r.mutant.operator for r in survivors)
+        print("Survivors by module: " + ", ".join(f"{k} {v}" for k, v in sorted(by_module.items())), file=out)
+        print("Survivors by kind: " + ", ".join(f"{k} {v}" for k, v in by_kind.most_common()), file=out)
+    for r in stale:
+        print(f"listed as equivalent but killed (remove it from {EQUIVALENTS_FILE}): {r.mutant.key}", file=out)
+    per_module: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in judged:
+        per_module[r.mutant.path][1] += 1
+        per_module[r.mutant.path][0] += r in killed
+    print("Killed per module: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(per_module.items())), file=out)
+    not_run = len(results) - len(ran) - pending
+    timeouts = sum(r.status == "timeout" for r in killed)
+    share = f" ({100 * len(killed) / len(judged):.1f} %)" if judged else ""
+    print(f"killed/total: {len(killed)}/{len(judged)}{share} in {seconds:.0f} s; "
+          f"{timeouts} of the killed by timeout; {len(listed)} equivalent (listed)"
+          + (f"; {not_run} not run (time box)" if not_run else "")
+          + (f"; {pending} survived their cheapest tests, the rest not run (time box)" if pending else ""), file=out)
+    return len(survivors) + len(stale)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.tools.mutate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", nargs="?", choices=["run", "list", "map"], default="run")
+    parser.add_argument("tests", nargs="*", help="map: measure only these test files and merge them into the table")
+    parser.add_argument("--sample", type=int, help="run this many mutants, drawn with --seed")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", action="append", default=[], help="run mutants whose key contains this text")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--budget", type=float, help="stop starting mutants after this many seconds")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the run of the selected tests without mutants")
+    parser.add_argument("--results", type=Path,
+                        help="append each result here (JSON lines) and reuse those of an earlier run of the same code")
+    args = parser.parse_args(argv)
+    # A terminated run closes its workers (and their pytest runs) and keeps its results file.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    started = time.monotonic()
+    if args.command == "map":
+        table = mutation_map.build(ROOT, args.tests or ["tests", *(f"--ignore=tests/{f}" for f in NOT_MAPPED)])
+        if args.tests:
+            table = mutation_map.merge(mutation_map.load(ROOT), table, args.tests)
+        print(f"wrote {mutation_map.write(ROOT, table)}: {len(table['functions'])} functions, "
+              f"{len(table['durations'])} tests, in {time.monotonic() - started:.0f} s; not passing: {table['not_passing']}")
+        return 0
+    mutants = all_mutants(ROOT, requirement_ids())
+    if args.only:
+        mutants = [m for m in mutants if any(o in m.key for o in args.only)]
+    equivalents = load_equivalents(ROOT)
+    chosen = choose(mutants, equivalents, args.sample, args.seed)
+    if args.command == "list":
+        for m in chosen:
+            print(f"{m.where}\t{m.key}")
+        print(f"{len(chosen)} mutants")
+        return 0
+    selector = Selector(ROOT, mutation_map.load(ROOT))
+    results = run(ROOT, chosen, selector, equivalents, args.jobs, args.budget,
+                  baseline="none" if args.no_baseline else "control" if args.sample is not None else "all", out=sys.stdout,
+                  results_file=args.results)
+    return 1 if summary(results, time.monotonic() - started, sys.stdout) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

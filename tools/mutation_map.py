@@ -1,0 +1,207 @@
+"""Which meta-tests run which functions: the table that lets each mutant run only the tests that can kill it.
+
+    python -m zarr_jpeg_conformance.tools.mutate map
+
+runs ``tests/`` once under coverage, with the test's node ID as coverage context, in this
+process and in every Python subprocess the tests start (``pytester.runpytest_subprocess``,
+``--isolate``, harness servers), and writes ``tests/mutation-map.json``: for every function
+of ``core/``, ``judging/`` and ``suites/`` (``file::qualname``), the tests that executed a
+line of it, and for every test its duration. A parametrized test whose every case ran a
+function is listed once, by its function's node ID. ``mutate map tests/test_x.py``
+measures only the tests given and replaces theirs in the table. Tests that did not pass are left out (a mutant cannot be
+"killed" by a test that fails anyway). Keyed by qualified names, the table survives edits
+that move lines; a function it does not know yet falls back to its module's tests.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .mutants import TARGETS, functions
+
+MAP_FILE = "tests/mutation-map.json"
+_PARAMS = re.compile(r"\[.*\]$")
+
+
+class _Contexts:
+    """pytest plugin: one coverage context per test, handed down to subprocesses too."""
+
+    def __init__(self, cov: Any) -> None:
+        self.cov = cov
+        self.durations: dict[str, float] = defaultdict(float)
+        self.failed: set[str] = set()
+        self.items: list[str] = []
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.items = [item.nodeid for item in session.items]
+
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Iterator[None]:
+        self.cov.switch_context(item.nodeid)
+        config = copy.copy(self.cov.config)
+        config.context = item.nodeid
+        config.parallel = True
+        os.environ["COVERAGE_PROCESS_CONFIG"] = config.serialize()
+        try:
+            yield
+        finally:
+            os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
+            self.cov.switch_context("")
+
+    pytest_runtest_protocol.hookwrapper = True  # type: ignore[attr-defined]
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        self.durations[report.nodeid] += report.duration
+        if report.failed or (report.when == "call" and report.skipped):
+            self.failed.add(report.nodeid)
+
+
+def measure(root: Path, pytest_args: list[str]) -> tuple[dict[str, dict[int, set[str]]], _Contexts]:
+    """Run the tests under coverage: {relative file: {line: node IDs}} and the plugin's record."""
+    import coverage
+    import pytest
+
+    workdir = Path(tempfile.mkdtemp(prefix="mutation-map-"))
+    cov = coverage.Coverage(
+        data_file=str(workdir / ".coverage"), data_suffix=True, config_file=False,
+        source=[str(root / t) for t in TARGETS],
+    )
+    plugin = _Contexts(cov)
+    cov.start()
+    try:
+        pytest.main([*pytest_args, "-p", "no:cacheprovider", "-q"], plugins=[plugin])
+    finally:
+        cov.stop()
+        cov.save()
+    cov.combine([str(workdir)])
+    data = cov.get_data()
+    lines: dict[str, dict[int, set[str]]] = {}
+    for filename in data.measured_files():
+        try:
+            rel = Path(filename).resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if not rel.startswith(tuple(f"{t}/" for t in TARGETS)) or not rel.endswith(".py"):
+            continue
+        by_line = data.contexts_by_lineno(filename)
+        lines[rel] = {n: {c.rsplit("|", 1)[-1] for c in ctx if c} for n, ctx in by_line.items()}
+    return lines, plugin
+
+
+def _qualname_of(spans: list[tuple[int, int, str]], line: int) -> str:
+    inner = [s for s in spans if s[0] <= line <= s[1]]
+    return min(inner, key=lambda s: s[1] - s[0])[2] if inner else "<module>"
+
+
+def _compact(tests: set[str], items_by_function: dict[str, list[str]]) -> list[str]:
+    """Node IDs, with a parametrized test named once when all its cases are there."""
+    out: set[str] = set()
+    for nodeid in tests:
+        function = _PARAMS.sub("", nodeid)
+        cases = items_by_function.get(function, [])
+        out.add(function if cases and all(c in tests for c in cases) else nodeid)
+    return sorted(out)
+
+
+def build(root: Path, pytest_args: list[str] | None = None) -> dict[str, Any]:
+    """The table of ``tests/mutation-map.json``, measured now."""
+    started = time.monotonic()
+    lines, plugin = measure(root, pytest_args or ["tests"])
+    passing = {n for n in plugin.items if n not in plugin.failed}
+    items_by_function: dict[str, list[str]] = defaultdict(list)
+    for nodeid in plugin.items:
+        items_by_function[_PARAMS.sub("", nodeid)].append(nodeid)
+    by_function: dict[str, set[str]] = defaultdict(set)
+    for rel, per_line in sorted(lines.items()):
+        spans = functions((root / rel).read_bytes())
+        for line, tests in per_line.items():
+            by_function[f"{rel}::{_qualname_of(spans, line)}"] |= tests & passing
+    mapped = {key: _compact(tests, items_by_function) for key, tests in sorted(by_function.items()) if tests}
+    used = {t for tests in mapped.values() for t in tests}
+    durations: dict[str, float] = {}
+    for test in sorted(used):
+        cases = items_by_function.get(test) if test not in plugin.durations else None
+        seconds = sum(plugin.durations[c] for c in cases) if cases else plugin.durations[test]
+        durations[test] = round(seconds, 2)
+    return {
+        "about": "Meta-tests that execute each function of the package, measured by coverage "
+                 "(python -m zarr_jpeg_conformance.tools.mutate map). Read by the mutation run to "
+                 "pick the tests of each mutant; durations (seconds, under coverage) order them.",
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "measured_in_seconds": round(time.monotonic() - started),
+        "not_passing": sorted(plugin.failed & set(plugin.items)),
+        "durations": durations,
+        "functions": mapped,
+    }
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 7] -> "1-3,7"."""
+    spans: list[tuple[int, int]] = []
+    for n in sorted(numbers):
+        if spans and spans[-1][1] == n - 1:
+            spans[-1] = (spans[-1][0], n)
+        else:
+            spans.append((n, n))
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _numbers(ranges: str) -> list[int]:
+    out: list[int] = []
+    for part in filter(None, ranges.split(",")):
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
+def write(root: Path, table: dict[str, Any]) -> Path:
+    """The table as ``tests/mutation-map.json``: the tests (sorted, with durations) once, then each
+    function's tests as ranges of their positions, one function per line."""
+    path = root / MAP_FILE
+    tests = sorted({t for ids in table["functions"].values() for t in ids})
+    index = {t: i for i, t in enumerate(tests)}
+    head = {k: v for k, v in table.items() if k not in ("functions", "durations")}
+    text = json.dumps(head, indent=2)[:-2] + ',\n  "tests": [\n'
+    text += ",\n".join(f"    [{json.dumps(t)}, {table['durations'].get(t, 1.0)}]" for t in tests)
+    text += '\n  ],\n  "functions": {\n'
+    text += ",\n".join(f"    {json.dumps(k)}: {json.dumps(_ranges([index[t] for t in v]))}"
+                       for k, v in sorted(table["functions"].items()))
+    text += "\n  }\n}\n"
+    json.loads(text)  # the hand-made layout is still JSON
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load(root: Path) -> dict[str, Any]:
+    """The table written by :func:`write`, with each function's tests as node IDs again."""
+    path = root / MAP_FILE
+    if not path.is_file():
+        return {"durations": {}, "functions": {}}
+    raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    tests = [t for t, _ in raw.pop("tests")]
+    durations = {t: s for t, s in json.loads(path.read_text(encoding="utf-8"))["tests"]}
+    raw["functions"] = {k: [tests[i] for i in _numbers(v)] for k, v in raw["functions"].items()}
+    raw["durations"] = durations
+    return raw
+
+
+def merge(old: dict[str, Any], new: dict[str, Any], measured: list[str]) -> dict[str, Any]:
+    """``old`` with the tests of the files in ``measured`` replaced by their new measurement."""
+    files = tuple(a.split("::")[0] for a in measured if not a.startswith("-"))
+    functions: dict[str, set[str]] = defaultdict(set)
+    for table, keep in ((old, lambda t: not t.startswith(files)), (new, lambda t: True)):
+        for key, tests in table["functions"].items():
+            functions[key] |= {t for t in tests if keep(t)}
+    durations = {t: s for t, s in old["durations"].items() if not t.startswith(files)} | new["durations"]
+    not_passing = sorted({t for t in old.get("not_passing", []) if not t.startswith(files)} | set(new["not_passing"]))
+    return {**old, "not_passing": not_passing, "durations": durations,
+            "functions": {k: sorted(v) for k, v in functions.items() if v}}
