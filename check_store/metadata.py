@@ -235,7 +235,7 @@ def _kind(name: str) -> str | None:
 
     try:
         cls = get_codec_class(name)
-    except KeyError:
+    except (KeyError, ValueError):  # zarr 3.1 raises KeyError; 3.4 UnknownCodecError, a ValueError
         return None
     for base, kind in ((ArrayArrayCodec, "aa"), (ArrayBytesCodec, "ab"), (BytesBytesCodec, "bb")):
         if issubclass(cls, base):
