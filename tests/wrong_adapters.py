@@ -378,3 +378,22 @@ class CrashesOnWrongDtype(ImagecodecsAdapter):
         if isinstance(chunk, np.ndarray) and chunk.dtype != np.uint8:
             raise RuntimeError(f"no buffer format for {chunk.dtype}")  # the fault under test
         return super().encode(parsed, chunk)
+
+
+class NonMonotoneStep(ImagecodecsAdapter):
+    """Writes quality 55 with quality 40's tables: the ends of a sweep are right, one step up loses."""
+
+    name = "wrong-non-monotone-step"
+
+    @staticmethod
+    def _q(quality: int) -> int:
+        return 40 if quality == 55 else quality  # the fault under test
+
+    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
+        return super()._encode_ycbcr(image, self._q(quality), luma, ycbcr_input=ycbcr_input)
+
+    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        return super()._encode_gray(plane, self._q(quality))
+
+    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
+        return super()._encode_rgb(image, self._q(quality))

@@ -6,7 +6,7 @@ For every (mode, image, quality) of ``judging.tolerances.PSNR_FLOORS``: the PSNR
 encoder of ``tools.legal_encoders`` that can write the mode, decoded by each legal decoder
 there (libjpeg-turbo under the spec's colour rule; chroma repeated instead of
 interpolated), the smallest of them, the floor that smallest gives (minus
-``MARGIN_DB``, rounded down to 0.5 dB), and the floor in the code. A floor above the
+``MARGIN_DB``, or ``MARGIN_Q100_DB`` at quality 100, rounded down to 0.5 dB), and the floor in the code. A floor above the
 measured smallest fails a legal encoder; one far below it lets wrong encoders pass.
 """
 
@@ -18,7 +18,7 @@ import math
 from ..core.config import parse_codec
 from ..corpus.images import make_image, psnr
 from ..corpus.modes import MODE
-from ..judging.tolerances import MARGIN_DB, PSNR_FLOORS
+from ..judging.tolerances import MARGIN_DB, MARGIN_Q100_DB, PSNR_FLOORS
 from .legal_encoders import DECODERS, ENCODERS
 
 
@@ -46,8 +46,9 @@ def measure(keys: list[tuple[str, str, int]]) -> dict[tuple[str, str, int], dict
     return out
 
 
-def floor_of(smallest: float) -> float:
-    return math.floor((smallest - MARGIN_DB) * 2) / 2
+def floor_of(smallest: float, quality: int) -> float:
+    margin = MARGIN_Q100_DB if quality == 100 else MARGIN_DB
+    return math.floor((smallest - margin) * 2) / 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,17 +57,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", action="store_true", help="print the floors as the lines of PSNR_FLOORS")
     args = parser.parse_args(argv)
     keys = [k for k in PSNR_FLOORS if args.k in f"{k[0]}-{k[1]}-q{k[2]}"]
-    print(f"# margin {MARGIN_DB} dB; encoders: {', '.join(ENCODERS)}")
+    print(f"# margin {MARGIN_DB} dB ({MARGIN_Q100_DB} dB at quality 100); encoders: {', '.join(ENCODERS)}")
     for key, row in measure(keys).items():
         if args.python:
             smallest = min(row.values())
-            print(f"    {key!r}: {floor_of(smallest)},  # {smallest:.2f}: {min(row, key=row.__getitem__)} "
+            print(f"    {key!r}: {floor_of(smallest, key[2])},  # {smallest:.2f}: {min(row, key=row.__getitem__)} "
                   f"(lowest of {len(row)}; libjpeg-turbo {row['libjpeg-turbo']:.2f})")
             continue
         smallest = min(row.values())
         worst = min(row, key=row.__getitem__)
         flag = "  ABOVE A LEGAL ENCODER" if PSNR_FLOORS[key] > smallest else ""
-        print(f"{key[0]}-{key[1]}-q{key[2]}: min {smallest:.2f} ({worst}, {len(row)} encoders) -> floor {floor_of(smallest)}; "
+        print(f"{key[0]}-{key[1]}-q{key[2]}: min {smallest:.2f} ({worst}, {len(row)} encoders) -> floor {floor_of(smallest, key[2])}; "
               f"code {PSNR_FLOORS[key]}{flag}  [{', '.join(f'{n} {v:.2f}' for n, v in row.items())}]")
     return 0
 
