@@ -486,9 +486,11 @@ def test_sos_before_sof() -> None:
     assert not info.ok
 
 
-def test_rst_outside_entropy_data() -> None:
-    info = inspect(b"\xff\xd8\xff\xd3" + _sof((1,)) + _sos((1,)) + ENTROPY + b"\xff\xd9")
-    assert "RST3 at offset 2 outside entropy-coded data" in info.problems
+@pytest.mark.parametrize("n", range(8))
+def test_rst_outside_entropy_data(n: int) -> None:
+    """Each of RST0-RST7 (FFD0-FFD7), the last one included, is a standalone marker there."""
+    info = inspect(b"\xff\xd8\xff" + bytes([0xD0 + n]) + _sof((1,)) + _sos((1,)) + ENTROPY + b"\xff\xd9")
+    assert f"RST{n} at offset 2 outside entropy-coded data" in info.problems
 
 
 @pytest.mark.parametrize(

@@ -203,6 +203,15 @@ def test_quant_tables_values() -> None:
     np.testing.assert_array_equal(quant_tables(50)[0], LUMA_BASE)
     np.testing.assert_array_equal(quant_tables(50)[1], CHROMA_BASE)
     assert (quant_tables(100)[0] == 1).all()
+
+
+def test_quant_tables_match_pillow_at_every_quality() -> None:
+    """Every quality, not a sample: IJG's scaling (5000 / q under 50, 200 - 2q from 50) shows an
+    off-by-one in its constants at a few qualities only (5001 // 3 != 5000 // 3)."""
+    for quality in range(1, 101):
+        luma, chroma = quant_tables(quality)
+        written = pillow_tables(quality)
+        assert np.array_equal(luma, written[0]) and np.array_equal(chroma, written[1]), quality
     assert quant_tables(1)[0].max() == 255  # baseline clamps, 16*5000/100 = 800 would need Pq=1
     assert quant_tables(75)[0][0, 0] == 8 and quant_tables(90)[0][0, 0] == 3
 
@@ -473,6 +482,7 @@ BAD_STREAMS = {
     "soi-eoi": (lambda: b"\xff\xd8\xff\xd9", "unexpected marker"),
     "truncated-entropy": (lambda: _gray(16, 16)[:-3], "truncated entropy"),
     "truncated-header": (lambda: _gray(16, 16)[:100], "bad length"),
+    "truncated-length": (lambda: b"\xff\xd8\xff\xdb\x00", "truncated length"),  # a marker, then one byte of its length
     "progressive": (lambda: _gray(16, 16, progressive=True), "SOF2"),
     "restart-interval": (lambda: _gray(16, 16, restart_marker_blocks=1), "restart"),
     # Pillow passes qtables with force_baseline off, so 300 gives a 16-bit DQT under SOF1
