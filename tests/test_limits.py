@@ -256,3 +256,25 @@ def test_the_corpus_cases_are_rejected_for_their_reason(case_id: str, requiremen
     case = next(c for c in stream_cases() if c.id == case_id)
     _rejects(parse_codec(case.codec), case.data(), case.chunk_shape, requirement)
     assert requirement == case.requirements[0]
+
+
+def test_a_limit_of_jpeg_x_15_is_cited_when_a_plan_refuses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only the marker count: a component in more scans than the limit is refused citing JPEG-X-15
+    (with the limit lowered to 4, five legal progressive scans are one too many)."""
+    monkeypatch.setattr(limits, "MAX_SCANS_PER_COMPONENT", 4)
+    data = progressive_flat(64, 64, [(1, 1), (2, 2), (3, 3), (4, 63)])
+    error = _rejects(GRAY, data, (64, 64), "JPEG-X-15")
+    assert "takes part in 5 scans, more than 4" in str(error)
+
+
+@pytest.mark.parametrize("sof", [0xC0, 0xC1, 0xC9])
+def test_every_8_bit_sequential_dct_process_is_planned_and_no_other(sof: int) -> None:
+    """The header says what a decoder may read (JPEG-X-09): baseline, extended and arithmetic
+    sequential frames of one scan are planned (progressive ones: test_libjpegs_own_progressions...);
+    lossless (SOF3) and hierarchical (SOF5) frames are refused."""
+    image = make_image("natural", 48, 80, 1, 0)[:, :, 0]
+    data = bytes(imagecodecs.jpeg8_encode(image, level=90))
+    at = data.index(b"\xff\xc0")
+    assert plan_decode(GRAY, data[: at + 1] + bytes([sof]) + data[at + 2 :], (48, 80)).info.sof == sof
+    for other in (0xC3, 0xC5):
+        _rejects(GRAY, data[: at + 1] + bytes([other]) + data[at + 2 :], (48, 80), "JPEG-X-09")
