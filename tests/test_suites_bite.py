@@ -27,6 +27,7 @@ FAULTS = [
     Fault("LenientParse", "test_parse.py", "quality", "fail", "JPEG-Q-01"),
     Fault("NoApp14", "test_bitstream.py", "rgb", "fail", "JPEG-ECS-06"),
     Fault("WrongFactors", "test_bitstream.py", "ycbcr-422 or ycbcr-440", "fail", "JPEG-SUB-02"),
+    Fault("WritesLumaOnly", "test_bitstream.py", "ycbcr-420", "fail", "JPEG-ECS-02"),
     Fault("TransposedAxes", "test_bitstream.py", "gray-q90", "fail", "JPEG-DIM-01"),
     Fault("TransposedAxes", "test_roundtrip.py", "shape_roundtrip and 64x64", "fail", "JPEG-SHP-07"),
     Fault("ChannelSwap", "test_roundtrip.py", "fidelity and ycbcr-444", "fail", "JPEG-DCS-03"),

@@ -397,3 +397,15 @@ class NonMonotoneStep(ImagecodecsAdapter):
 
     def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
         return super()._encode_rgb(image, self._q(quality))
+
+
+class WritesLumaOnly(ImagecodecsAdapter):
+    """Writes a ycbcr chunk as a 1-component stream of its luma: the colour is gone."""
+
+    name = "wrong-writes-luma-only"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        assert isinstance(parsed, JpegConfig)
+        if parsed.encoded_color_space == "ycbcr" and isinstance(chunk, np.ndarray) and chunk.ndim == 3:
+            return self._encode_gray(np.ascontiguousarray(color.rgb_to_ycbcr(chunk)[..., 0]), parsed.quality)  # the fault under test
+        return super().encode(parsed, chunk)
