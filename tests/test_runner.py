@@ -303,3 +303,15 @@ def test_who_sent_a_keyboard_interrupt_when_the_runner_is_not_watching() -> None
         assert not interrupts.users()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_module_skipped_at_collection_is_named_on_the_line(pytester: pytest.Pytester) -> None:
+    """A suite module that cannot run here (a missing package) skips at collection: the totals say so."""
+    pytester.makepyfile(test_needs_more="""
+        import pytest
+
+        pytest.importorskip("no_such_package_for_this_suite")
+    """, test_plain="def test_plain():\n    pass\n\n\ndef test_case(impl, judge):\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--impl=pillow")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["pytest's totals: 2 passed (1 pass, 1 not a conformance case); 1 skipped (1 module skipped at collection)"])
