@@ -60,6 +60,15 @@ _OUT_OF_ADDRESS_SPACE = re.compile(
 )
 
 
+
+def _json_copy(value: Mapping[str, Any], what: str) -> Any:
+    """``value`` through a JSON round trip: exactly what zarr.json could hold, and a copy that
+    later edits of the caller's dict cannot change. TypeError names ``what`` if it is not JSON."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} is not JSON: {exc}") from exc
+
 class HarnessFailure(RuntimeError):
     """The harness process failed as a whole; the next call starts a new one.
 
@@ -255,12 +264,7 @@ class ExecAdapter:
         return {"harness": str(self._hello.get("version", "?")), **{k: str(v) for k, v in self._hello.get("versions", {}).items()}}
 
     def parse(self, codec: Mapping[str, Any]) -> RemoteCodec:
-        # A JSON round trip gives the harness exactly what zarr.json could hold, and a copy
-        # that later edits of the caller's dict cannot change.
-        try:
-            doc = json.loads(json.dumps(codec, allow_nan=False))
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"the codec object is not JSON: {exc}") from exc
+        doc = _json_copy(codec, "the codec object")
         with self._lock:
             self._begin()
             reply = self._call({"op": "parse", "codec": doc})
@@ -268,10 +272,7 @@ class ExecAdapter:
 
     def build(self, options: Mapping[str, Any]) -> Any:
         """The codec object the harness's builder writes for ``options`` (the role ``build``)."""
-        try:
-            doc = json.loads(json.dumps(options, allow_nan=False))
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"the build options are not JSON: {exc}") from exc
+        doc = _json_copy(options, "the build options")
         with self._lock:
             self._begin()
             reply = self._call({"op": "build", "options": doc})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
@@ -76,17 +77,19 @@ def _case_files(folder: str) -> list[tuple[str, Any]]:
     ]
 
 
+def _common(c: Mapping[str, Any]) -> dict[str, Any]:
+    """The members every kind of case file gives each case."""
+    return {"id": c["id"], "description": c["description"], "requirements": tuple(c["requirements"]),
+            "level": c["level"], "comment": c.get("comment")}
+
+
 @cache
 def config_cases() -> tuple[ConfigCase, ...]:
     return tuple(
         ConfigCase(
-            id=c["id"],
-            description=c["description"],
-            requirements=tuple(c["requirements"]),
-            level=c["level"],
+            **_common(c),
             codec=c["codec"],
             valid=c["valid"],
-            comment=c.get("comment"),
             source=source,
         )
         for source, doc in _case_files("configs")
@@ -98,14 +101,10 @@ def config_cases() -> tuple[ConfigCase, ...]:
 def chunk_cases() -> tuple[ChunkCase, ...]:
     return tuple(
         ChunkCase(
-            id=c["id"],
-            description=c["description"],
-            requirements=tuple(c["requirements"]),
-            level=c["level"],
+            **_common(c),
             codec=c["codec"],
             chunk=ChunkSpec(shape=tuple(c["chunk"]["shape"]), dtype=c["chunk"].get("dtype", "uint8"), fill=c["chunk"].get("fill", "gradient")),
             valid=c["valid"],
-            comment=c.get("comment"),
             tags=tuple(c.get("tags", ())),
         )
         for _, doc in _case_files("chunks")
@@ -117,14 +116,10 @@ def chunk_cases() -> tuple[ChunkCase, ...]:
 def build_cases() -> tuple[BuildCase, ...]:
     return tuple(
         BuildCase(
-            id=c["id"],
-            description=c["description"],
-            requirements=tuple(c["requirements"]),
-            level=c["level"],
+            **_common(c),
             options=c["options"],
             expect=c["expect"],
             configuration=c.get("configuration"),
-            comment=c.get("comment"),
         )
         for _, doc in _case_files("builds")
         for c in doc["cases"]
