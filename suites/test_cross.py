@@ -5,13 +5,15 @@ implementation with itself included) and every mode: the encoder writes a 64x96 
 image at quality 90, the decoder reads the stream. The decode must lie within its
 tolerance family of the span of the expected decodes of that stream
 (``corpus.streams.reference_decode``: libjpeg-turbo under the spec's colour rule; and the same
-stream with chroma repeated instead of interpolated, where PyTurboJPEG can give its planes)
-and above the mode's PSNR floor against the image. Encoders may differ (JPEG-Q-03); decoders of one stream may not.
+stream with chroma repeated instead of interpolated, where PyTurboJPEG can give its planes).
+Encoders may differ (JPEG-Q-03); decoders of one stream may not.
 
 The streams are written once, when the cases are collected. A stream an encoder could not
 write (it refused the mode, failed, returned something that is not bytes, or wrote a
-stream that breaks what every stream must be) gives no case to its decoders: that is the
-encoder's fault, and its own suites judge it. Case ids name the mode and the encoder,
+stream that breaks what every stream must be), or one whose expected decode lies below the
+mode's PSNR floor against the image, gives no case to its decoders: that is the encoder's
+fault, and its own suites judge it (the round trip's fidelity floors). A decoder is judged
+by the span alone: a right decode of a poor stream is right. Case ids name the mode and the encoder,
 ``cross.<mode>.from-<encoder>``; the decoder is the implementation the case runs on.
 """
 
@@ -86,7 +88,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         for mode in MODES:
             chunk, data = _write(encoder, mode)
             references = _reference(data, mode, chunk.shape) if data is not None else None
-            if data is None or references is None:
+            if data is None or references is None or psnr(chunk, references[0]) < PSNR_FLOORS[(mode.id, KIND, QUALITY)]:
                 continue
             requirements, level, _ = decode_requirements(mode)
             case = CrossCase(f"cross.{mode.id}.from-{encoder.name}", mode, encoder.name, chunk, data, references,
@@ -135,7 +137,4 @@ def test_cross_decode(impl, case, judge) -> None:
                       f"{impl.name}'s {what} lies {beyond} outside {span}, beyond the {family!r} slack "
                       f"(max {bounds[0]}, mean {bounds[1]})" + (f"; it looks like {looks}" if looks else "")
                       + constant_note(out, expected), level="MUST")
-    floor = PSNR_FLOORS[(mode.id, KIND, QUALITY)]
-    judge.require(value >= floor, case.requirements[0] if case.level == "MUST" else "JPEG-DEC-01",
-                  f"{impl.name}'s {what} is {value:.2f} dB from the image, below the {floor} dB floor of the mode", level="MUST")
 

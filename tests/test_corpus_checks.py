@@ -21,5 +21,10 @@ def test_the_schema_gives_every_configuration_case_its_verdict(pytester: pytest.
     cases = [c for p in sorted(CONFIGS.glob("*.json")) for c in json.loads(p.read_text())["cases"]]
     assert {c["valid"] for c in cases} == {True, False}  # both verdicts are at stake
     result = pytester.runpytest_inprocess(str(SUITES / "test_schema.py"), "-p", "no:cacheprovider", "-q",
-                                          "--import-mode=importlib", "-k", "test_schema_verdict_matches_case")
+                                          "--import-mode=importlib", "-k", "test_schema_verdict_matches_case",
+                                          "--results=results.jsonl")
     result.assert_outcomes(passed=len(cases))
+    # Each check is recorded once, as implementation "-", with the outcome of its call (not of its set-up or tear-down).
+    records = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    assert len(records) == len(cases) == len({r["case"] for r in records})
+    assert {(r["implementation"], r["outcome"]) for r in records} == {("-", "pass")}

@@ -173,6 +173,15 @@ def test_repeated_scans_are_rejected_before_decoding() -> None:
     plan_decode(C444, sequential_repeats(64, 64, 0), (64, 64, 3))
 
 
+def test_an_arithmetic_progressive_frame_is_walked_like_a_huffman_one() -> None:
+    """SOF10's first scan may hold every component, like a sequential frame's, yet more scans follow it."""
+    huffman = progressive_repeats(64, 64, 3)
+    assert huffman.count(b"\xff\xc2") == 1
+    arithmetic = huffman.replace(b"\xff\xc2", b"\xff\xca")
+    assert inspect(arithmetic).sof == 0xCA and inspect(arithmetic).scans[0] == (1,)
+    assert "scan 3" in str(_rejects(GRAY, arithmetic, (64, 64), "JPEG-X-14"))
+
+
 # ----------------------------------------------------------------------------- the limits (JPEG-X-15)
 
 

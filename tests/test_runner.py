@@ -315,3 +315,42 @@ def test_a_module_skipped_at_collection_is_named_on_the_line(pytester: pytest.Py
     result = pytester.runpytest("-p", "no:cacheprovider", "--impl=pillow")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["pytest's totals: 2 passed (1 pass, 1 not a conformance case); 1 skipped (1 module skipped at collection)"])
+
+
+def test_two_implementations_of_one_name_are_a_usage_error(pytester: pytest.Pytester) -> None:
+    """Their results would share every case ID: the report could not tell them apart."""
+    result = _parse_suite(pytester, "pillow", "--impl=pillow", k="quality.mid")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--impl names must be unique, got pillow twice*"])
+
+
+def test_a_long_skip_reason_is_left_as_pytest_made_it(pytester: pytest.Pytester) -> None:
+    """Only failures are clipped: a skip's report is a (path, line, reason) triple that pytest's summary takes apart."""
+    pytester.makepyfile(test_long_skip="""
+        import pytest
+
+        def test_skipped():
+            pytest.skip("because " * 2000 + "END")
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--impl=pillow", "-rs")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_long_skip.py:4: because because*"])
+
+
+@pytest.mark.parametrize(("memory", "said"), [("512", "address space 512 MiB"), ("0", "address space unlimited")])
+def test_the_header_gives_each_harness_its_limits(pytester: pytest.Pytester, memory: str, said: str) -> None:
+    server = f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses.server pillow"
+    result = _parse_suite(pytester, server, f"--harness-memory={memory}", "--harness-timeout=30", k="quality.mid")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    result.stdout.fnmatch_lines([f"  harness processes: pillow (timeout 30 s per call, {said})"])
+
+
+def test_a_session_of_other_tests_gets_no_header(pytester: pytest.Pytester) -> None:
+    """Installed, the plugin loads in every pytest session: it speaks only when its suites or --impl are in it."""
+    pytester.makepyfile(test_theirs="def test_theirs():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    assert "implementations under test" not in result.stdout.str()
+    result = pytester.runpytest("-p", "no:cacheprovider", "--impl=pillow")
+    result.stdout.fnmatch_lines(["zarr-jpeg-conformance *: implementations under test"])

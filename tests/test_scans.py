@@ -487,7 +487,65 @@ BAD_STREAMS = {
     "restart-interval": (lambda: _gray(16, 16, restart_marker_blocks=1), "restart"),
     # Pillow passes qtables with force_baseline off, so 300 gives a 16-bit DQT under SOF1
     "16-bit-dqt": (lambda: _gray(16, 16, qtables=[[300] * 64]), "SOF1|16-bit"),
+    # The two length bytes are there, the segment they announce is not: its length is bad, not truncated.
+    "length-past-the-end": (lambda: b"\xff\xd8\xff\xdb\x00\x43", "bad length"),
+    "truncated-dqt": (lambda: _edited(_gray(16, 16), 0xDB, lambda body: body[:30]), "truncated DQT"),
+    "huffman-class-2": (lambda: _edited(_gray(16, 16), 0xC4, lambda body: bytes([0x20 | body[0] & 15]) + body[1:]), "not baseline"),
+    # Entropy-coded data, then fill bytes up to the very end: no marker follows them.
+    "fill-to-the-end": (lambda: _gray(16, 16)[:-2] + b"\xff\xff", "no EOI"),
 }
+
+
+def _rebuilt(parts: list[tuple[int, bytes]]) -> bytes:
+    """The stream of ``segments`` output (the inverse of that helper)."""
+    out = b""
+    for marker, body in parts:
+        if marker == 0:
+            out += body
+        elif marker in (0xD8, 0xD9):
+            out += bytes((0xFF, marker))
+        else:
+            out += bytes((0xFF, marker)) + (len(body) + 2).to_bytes(2, "big") + body
+    return out
+
+
+def _edited(stream: bytes, marker: int, edit) -> bytes:
+    """``stream`` with the body of its first ``marker`` segment replaced by ``edit(body)``."""
+    parts = segments(stream)
+    k = next(i for i, (m, _) in enumerate(parts) if m == marker)
+    parts[k] = (marker, edit(parts[k][1]))
+    return _rebuilt(parts)
+
+
+def test_a_scan_may_use_any_baseline_table_ids() -> None:
+    """Tables DC 1 / AC 1 (Pillow writes DC 0 / AC 0): the scan header's selectors are read in full."""
+    gray = _gray(16, 16)
+    parts = segments(gray)
+    renamed = []
+    for marker, body in parts:
+        if marker == 0xC4:  # every table of the segment gets id 1: Tc/Th is the first byte of each table
+            tables, j = b"", 0
+            while j < len(body):
+                size = 17 + sum(body[j + 1 : j + 17])
+                tables += bytes([body[j] & 0xF0 | 1]) + body[j + 1 : j + size]
+                j += size
+            body = tables
+        elif marker == 0xDA:
+            assert body[2] == 0x00
+            body = body[:2] + b"\x11" + body[3:]
+        renamed.append((marker, body))
+    stream = _rebuilt(renamed)
+    np.testing.assert_array_equal(decode_imagecodecs(stream), decode_imagecodecs(gray))  # the edit is a legal stream
+    np.testing.assert_array_equal(decode_imagecodecs(assemble([stream], **GOOD)), decode_imagecodecs(gray))
+
+
+def test_a_segment_holds_at_most_65533_bytes() -> None:
+    """A segment's length field counts itself: 65535 in all, one byte more is refused."""
+    from zarr_jpeg_conformance.core.scans import _segment
+
+    assert _segment(0xFE, bytes(65533))[2:4] == b"\xff\xff"
+    with pytest.raises(ValueError, match="too long"):
+        _segment(0xFE, bytes(65534))
 
 
 @pytest.mark.parametrize("case", BAD_STREAMS)

@@ -90,3 +90,28 @@ def test_the_zarr_adapter_reads_stores_with_a_pool_of_one_thread(pytester: pytes
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=pytester.path, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "failed" not in done.stdout, done.stdout[-2000:]
+
+
+def test_a_decode_of_the_wrong_shape_is_judged_and_the_read_goes_on() -> None:
+    """zarr would stop the read at the first wrong-shaped chunk, in its own words: every chunk is decoded and judged."""
+    import zarr
+    from zarr.storage import MemoryStore
+
+    from zarr_jpeg_conformance.judging.zarr_under_test import reading
+    from zarr_jpeg_conformance.zarrcodecs.jpeg import JpegCodec, default_backend, register
+
+    codec = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale"}}
+    register()
+    entries: dict[str, Any] = {}
+    array = zarr.create_array(MemoryStore(entries), shape=(32, 48), chunks=(16, 16), dtype="uint8", fill_value=0,
+                              serializer=JpegCodec.with_backend(codec, default_backend()), compressors=None)
+    array[...] = np.arange(32 * 48, dtype=np.uint8).reshape(32, 48)
+
+    class Transposed:
+        def decode(self, parsed: object, data: bytes, shape: tuple[int, ...]) -> np.ndarray:
+            return np.zeros(shape[::-1] + (2,), np.uint8)
+
+    with reading(Transposed(), codec, None) as calls:
+        read = zarr.open_array(MemoryStore(dict(entries)), mode="r", zarr_format=3)[...]
+    assert len(calls) == 6 and all(np.shape(c.result) == (16, 16, 2) for c in calls)
+    assert read.shape == (32, 48) and not read.any()  # each refused result stands in as zeros

@@ -127,17 +127,28 @@ def test_legal_variant_passes(pytester: pytest.Pytester, legal: Legal) -> None:
     assert records and not bad, bad
 
 
-def test_an_encoder_that_writes_no_stream_is_not_charged_to_decoders(pytester: pytest.Pytester) -> None:
-    """Cross decoding: an encoder returning text gives its decoders no case, and no decoder an error."""
+@pytest.mark.parametrize(("encoder", "name", "why"), [
+    ("EncodeReturnsText", "wrong-encode-returns-text", "returns text, not a stream"),
+    # Its round trip charges it (below the floor); a right decoder of its streams used to fail the floor, in 11 modes.
+    ("QualityTen", "wrong-quality-ten", "writes quality 10 whatever it is asked"),
+])
+def test_an_encoders_fault_is_not_charged_to_decoders(pytester: pytest.Pytester, encoder: str, name: str, why: str) -> None:
+    """Cross decoding: an encoder that writes no usable stream gives its decoders no case, and no decoder a fail or error."""
     results = pytester.path / "results.jsonl"
     pytester.syspathinsert(TESTS)
     pytester.runpytest_inprocess(
-        str(SUITES / "test_cross.py"), "--impl=imagecodecs", "--impl=wrong_adapters:EncodeReturnsText",
+        str(SUITES / "test_cross.py"), "--impl=imagecodecs", f"--impl=wrong_adapters:{encoder}",
         "--results", str(results), "--import-mode=importlib", "-p", "no:cacheprovider", "-q",
     )
     records = [json.loads(line) for line in results.read_text().splitlines()]
-    assert records and all(r["outcome"] in ("pass", "unsupported") for r in records), records
-    assert not any("from-wrong-encode-returns-text" in r["case"] for r in records)
+    assert len(records) >= 20 and all(r["outcome"] in ("pass", "unsupported") for r in records), [
+        (r["implementation"], r["case"], r["outcome"], r["message"][:200]) for r in records if r["outcome"] not in ("pass", "unsupported")]
+    assert not any(f"from-{name}" in r["case"] for r in records), why
+
+
+def test_a_poor_encoder_is_charged_by_its_own_round_trip(pytester: pytest.Pytester) -> None:
+    records = _run(pytester, "wrong_adapters:QualityTen", "test_roundtrip.py", "fidelity and gray")
+    assert records and all(r["outcome"] == "fail" and "below the floor" in r["message"] for r in records), records
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f"{f.adapter}-{f.suite.removesuffix('.py')}")

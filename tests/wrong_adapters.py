@@ -100,6 +100,21 @@ class IgnoresQuality(ImagecodecsAdapter):
         return super()._encode_rgb(image, 75)
 
 
+class QualityTen(IgnoresQuality):
+    """Encodes at quality 10 whatever the configuration says: legal streams, far below every fidelity floor."""
+
+    name = "wrong-quality-ten"
+
+    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
+        return ImagecodecsAdapter._encode_ycbcr(self, image, 10, luma, ycbcr_input=ycbcr_input)
+
+    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        return ImagecodecsAdapter._encode_gray(self, plane, 10)
+
+    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
+        return ImagecodecsAdapter._encode_rgb(self, image, 10)
+
+
 class CastsDtype(ImagecodecsAdapter):
     """Casts any numeric chunk to uint8 instead of rejecting it."""
 

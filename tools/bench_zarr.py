@@ -24,6 +24,9 @@ measures, for one backend, the decode throughput of:
   through zarr's opt-in ``FusedCodecPipeline``, which runs the codec chain of codecs with
   synchronous methods (``SupportsSyncCodec``) on ``codec_pipeline.max_workers`` threads of its
   own, read at each call, so it is measured in this process;
+* ``fused 1 worker, bare library`` / ``fused 2 workers, bare library`` (zarr >= 3.3): the fused
+  pipeline with the codec's decode replaced by the bare library call: the ceiling of that
+  pipeline with no code of this project in it (its 2-worker scaling is zarr's, not the codec's);
 * writes, for context (no target): ``adapter encode``, a loop of ``BackendAdapter.encode``
   over the chunks, against ``array[...] = data`` into a fresh array through each pipeline.
 
@@ -126,6 +129,18 @@ def _no_decode() -> None:
         return chunk_spec.prototype.nd_buffer.from_numpy_array(ready)
 
     JpegCodec._decode_sync = ready_chunk  # type: ignore[method-assign]
+
+
+def _bare_library(backend: str) -> None:
+    """Make every JpegCodec decode with the library's own call and nothing else of this project."""
+    from ..zarrcodecs.jpeg import JpegCodec
+
+    library = _library_decoder(backend)
+
+    def bare_chunk(self: JpegCodec, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        return chunk_spec.prototype.nd_buffer.from_numpy_array(np.asarray(library(chunk_bytes.to_bytes())))
+
+    JpegCodec._decode_sync = bare_chunk  # type: ignore[method-assign]
 
 
 def _workers(workers: int | None, fused: bool = False) -> dict[str, Any]:
@@ -260,6 +275,10 @@ def measure(args: argparse.Namespace) -> tuple[Best, dict[str, Any]]:
     best.update(_rounds(writes, max(1, args.rounds // 3)))
     for run in DEFAULT_RUNS:
         best[run] = _child(args, run)
+    if fused is not None:
+        _bare_library(args.backend)
+        best.update(_rounds({"fused 1 worker, bare library": _read(fused, 1, fused=True),
+                             "fused 2 workers, bare library": _read(fused, 2, fused=True)}, args.rounds))
     _no_decode()
     no_decode = {"threaded, no decode": _read(array, 1)}
     if fused is not None:
@@ -276,9 +295,9 @@ def report(best: Best, facts: dict[str, Any], args: argparse.Namespace) -> None:
     print(f"backend {args.backend} ({versions}); zarr {facts['zarr']}, codec_pipeline.batch_size {args.batch_size}")
     print(f"{chunks} chunks {CHUNK}, {mib:.1f} MiB, {facts['jpeg_mib']:.1f} MiB of JPEG; best of {args.rounds} rounds "
           f"(writes: of {max(1, args.rounds // 3)})")
-    print(f"{'':20} {'MiB/s':>7} {'us/chunk':>9} {'cores busy':>10}")
+    print(f"{'':30} {'MiB/s':>7} {'us/chunk':>9} {'cores busy':>10}")
     for name, (wall, cpu) in best.items():
-        print(f"{name:20} {mib / wall:7.0f} {1e6 * wall / chunks:9.0f} {cpu / wall:10.2f}")
+        print(f"{name:30} {mib / wall:7.0f} {1e6 * wall / chunks:9.0f} {cpu / wall:10.2f}")
 
     def ratio(a: str, b: str) -> float:
         return best[b][0] / best[a][0]
@@ -298,6 +317,8 @@ def report(best: Best, facts: dict[str, Any], args: argparse.Namespace) -> None:
               f"(target >= {TARGET_SCALING}x)")
         print(f"threaded / fused, 1 worker: {ratio('threaded 1 worker', 'fused 1 worker'):.2f}x; "
               f"2 workers: {ratio('threaded 2 workers', 'fused 2 workers'):.2f}x (above 1: threaded is faster)")
+        print(f"zarr fused pipeline, bare library, 2 workers / 1: "
+              f"{ratio('fused 2 workers, bare library', 'fused 1 worker, bare library'):.2f}x (the pipeline's own ceiling)")
     print(f"threaded write 2 workers / 1:         {ratio('threaded write 2 workers', 'threaded write 1 worker'):.2f}x; "
           f"threaded write 1 worker / adapter encode: {ratio('threaded write 1 worker', 'adapter encode'):.2f}x; "
           f"zarr write 2 workers / adapter encode: {ratio('zarr write 2 workers', 'adapter encode'):.2f}x")
