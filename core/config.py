@@ -138,6 +138,10 @@ def _parse_color_space(cfg: Mapping[str, Any], key: str, requirement: str) -> Co
 def _parse_factors(value: object, components: int) -> Factors:
     if not isinstance(value, list | tuple):
         raise ConfigError("JPEG-SUB-01", f"'subsampling' must be an array of [h, v] pairs, got {value!r}")
+    # The shape first: a flat [2, 2, 1, 1, 1, 1] is not pairs at all, whatever its length.
+    for entry in value:
+        if not isinstance(entry, list | tuple) or len(entry) != 2:
+            raise ConfigError("JPEG-SUB-01", f"each 'subsampling' entry must be a pair [h, v], got {entry!r}")
     if len(value) != components:
         raise ConfigError(
             "JPEG-CFG-01",
@@ -145,8 +149,6 @@ def _parse_factors(value: object, components: int) -> Factors:
         )
     factors = []
     for entry in value:
-        if not isinstance(entry, list | tuple) or len(entry) != 2:
-            raise ConfigError("JPEG-SUB-01", f"each 'subsampling' entry must be a pair [h, v], got {entry!r}")
         h, v = (_as_int(f) for f in entry)
         if not (_is_factor(h) and _is_factor(v)):
             raise ConfigError("JPEG-SUB-01", f"sampling factors must be integers in the range 1-4, got {entry!r}")

@@ -21,9 +21,9 @@ stream it writes (``judging.written``) and turns every result into a plain, owne
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pytest
@@ -33,7 +33,6 @@ from ..core.config import JpegConfig, parse_codec
 from .verdict import Attempt, Outcome, attempt
 from .written import check_written
 
-T = TypeVar("T")
 _MARK = {"MUST": pytest.mark.must, "SHOULD": pytest.mark.should, "MAY": pytest.mark.may}
 STAGES = ("parse", "encode", "decode")
 
@@ -205,15 +204,5 @@ class Calls:
         return owned(self.judge, got.value, shape, what)
 
 
-def call(judge: Any, what: str, func: Callable[..., T], *args: Any) -> T:
-    """Call an adapter method that must succeed with nothing optional at stake: a rejection fails, any other exception errs."""
-    got = attempt(func, *args)
-    if got.error is not None:
-        judge_error(judge, what, got)
-    if got.rejection is not None:
-        judge.finish(Outcome.FAIL, f"{what} refused: {raised(got)}")
-    return got.result
-
-
-__all__ = ["Calls", "Feature", "Support", "call", "case_params", "constant_note", "judge_error",
+__all__ = ["Calls", "Feature", "Support", "case_params", "constant_note", "judge_error",
            "judge_refusal", "level_mark", "owned", "raised", "support_of"]

@@ -67,3 +67,30 @@ def test_refusing_at_parse_or_at_encode_gives_the_same_verdict(pytester: pytest.
     )
     # Accepting at parse and refusing at encode leaves the decoding of those features judged.
     assert sum(o == "pass" for o in encode.values()) > sum(o == "pass" for o in parse.values())
+
+
+@pytest.mark.parametrize(("configuration", "features"), [
+    ({"encoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}, []),
+    ({"encoded_color_space": "ycbcr", "subsampling": [[4, 2], [1, 1], [1, 1]]}, ["JPEG-X-04"]),
+    ({"encoded_color_space": "rgb"}, ["JPEG-ECS-09"]),
+    ({"encoded_color_space": "ycbcr", "decoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}, ["JPEG-DCS-05"]),
+])
+def test_each_optional_feature_is_named_by_the_rule_that_makes_it_optional(configuration: dict, features: list[str]) -> None:
+    from zarr_jpeg_conformance.core.config import parse_codec
+    from zarr_jpeg_conformance.judging.checks import support_of
+
+    support = support_of(parse_codec({"name": "jpeg", "configuration": {"quality": 90, **configuration}}))
+    assert [f.requirement for f in support.features] == features
+    if features == ["JPEG-X-04"]:  # other factors may be refused at any stage, each time under JPEG-X-04
+        assert support.features[0].afterwards == "JPEG-X-04" and support.refusable_at("decode") is support.features[0]
+
+
+def test_a_decode_of_another_dtype_fails_the_dtype_rule() -> None:
+    import numpy as np
+
+    from zarr_jpeg_conformance.judging.checks import owned
+    from zarr_jpeg_conformance.judging.verdict import Judge
+
+    judge = Judge("impl", "case", ["JPEG-DEC-01"], "MUST")
+    with pytest.raises(pytest.fail.Exception, match=r"(?s)JPEG-DT-01 MUST.*returned samples of dtype uint16, not uint8"):
+        owned(judge, np.zeros((8, 8), np.uint16), (8, 8), "decode")

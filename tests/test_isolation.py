@@ -354,3 +354,22 @@ def test_exec_impl_without_a_harness_is_a_usage_error(pytester: pytest.Pytester)
     result = pytester.runpytest_subprocess(str(PARSE_SUITE), "-p", "no:cacheprovider", "--impl=exec:/nonexistent/harness")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--impl=exec:/nonexistent/harness*could not start its harness*"])
+
+
+def test_the_resident_peak_is_unknown_where_it_cannot_be_reset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only /proc (some containers) leaves no baseline: the peak is None, never a crash or a guess."""
+    from zarr_jpeg_conformance.judging.memory import resident_peak
+
+    if not Path(f"/proc/{os.getpid()}/status").exists():
+        pytest.skip("no /proc here: resident_peak measures nothing on this system")
+    with resident_peak(os.getpid()) as peak:
+        grown = bytearray(8 << 20)
+    assert peak.bytes is not None and peak.bytes >= 0 and grown
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> int:
+        raise PermissionError(f"{self} is read-only")
+
+    monkeypatch.setattr(Path, "write_text", refuse)
+    with resident_peak(os.getpid()) as peak:
+        pass
+    assert peak.bytes is None

@@ -128,8 +128,10 @@ def test_a_file_for_another_implementation_is_warned_about(pytester: pytest.Pyte
         (json.dumps({"implementation": NAME, "known_failures": _entries(["a", "a"])}), "*listed twice*"),
         (json.dumps({"implementation": NAME}), '*exactly "implementation" and "known_failures"*'),
         ("{not json", "*not JSON*"),
+        (json.dumps({"implementation": NAME, "known_failures": {"case": "a", "reason": "r"}}), '*"known_failures" must be a list*'),
+        (json.dumps({"implementation": "", "known_failures": []}), '*"implementation" must be the name of an implementation*'),
     ],
-    ids=["no-reason", "blank-reason", "unknown-key", "duplicate", "no-list", "not-json"],
+    ids=["no-reason", "blank-reason", "unknown-key", "duplicate", "no-list", "not-json", "object-not-list", "no-name"],
 )
 def test_malformed_files_are_usage_errors(pytester: pytest.Pytester, content: str, message: str) -> None:
     result = _run(pytester, f"--known-failures={_file(pytester, content)}")
@@ -155,3 +157,18 @@ def test_generated_case_ids_do_not_contain_a_hyphenated_name(pytester: pytest.Py
     # It passes, so the entry is an unexpected pass: proof that the ID was matched.
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*unexpected pass: colorspace.decode_ignores_configuration?gray? is listed for lax-quality*"])
+
+
+@pytest.mark.parametrize(("adapter", "case", "outcome"), [
+    ("Hanging", "config.quality.max", "timeout"),
+    ("Segfaulting", "config.quality.min", "crash"),
+])
+def test_a_known_timeout_or_crash_is_expected(pytester: pytest.Pytester, adapter: str, case: str, outcome: str) -> None:
+    """A case listed because the implementation hangs or dies on it is an expected failure too, not a new one."""
+    known = _file(pytester, [{"case": case, "reason": f"a {outcome} on it"}], implementation=adapter.lower())
+    result = pytester.runpytest(str(SUITES / "test_parse.py"), "-p", "no:cacheprovider", "-k", case.removeprefix("config."),
+                                f"--impl=broken_adapters:{adapter}", "--isolate", "--harness-timeout=2",
+                                "--results=results.jsonl", f"--known-failures={known}")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    record = _records(pytester)[case]
+    assert record["outcome"] == outcome and record["known"], record

@@ -117,6 +117,8 @@ LEGAL_PROGRESSIONS = {
     "one-scan-per-coefficient": [((1, 2, 3), DC)] + [((c,), (k, k, 0, 0)) for c in (1, 2, 3) for k in range(1, 64)],
     "dc-only": [((1,), DC), ((2, 3), DC)],
     "thirteen-refinements": [((1, 2, 3), (0, 0, 0, 13))] + [((1, 2, 3), (0, 0, a + 1, a)) for a in range(12, -1, -1)],
+    # Bands in any order: a lower band sent between the first pass of a higher one and its refinement.
+    "refinement-after-a-lower-band": [((1, 2, 3), DC), ((1,), (6, 10, 0, 1)), ((1,), (1, 5, 0, 0)), ((1,), (6, 10, 1, 0))],
 }  # fmt: skip
 ILLEGAL_PROGRESSIONS = {
     "ac-before-dc": ([((1,), (1, 63, 0, 0)), ((1, 2, 3), DC)], "before its first DC scan"),

@@ -456,10 +456,46 @@ def test_data_before_soi(gray_stream: bytes) -> None:
     assert info.sof == 0xC0 and info.eoi  # the stream after the junk is still described
 
 
-def test_unknown_marker() -> None:
-    info = inspect(b"\xff\xd8\xff\x02" + _sof((1,)) + _sos((1,)) + ENTROPY + b"\xff\xd9")
-    assert "unknown marker FF02 at offset 2" in info.problems
+@pytest.mark.parametrize("marker", [0x02, 0xBF])  # the ends of the reserved range FF02-FFBF
+def test_unknown_marker(marker: int) -> None:
+    info = inspect(b"\xff\xd8\xff" + bytes((marker,)) + _sof((1,)) + _sos((1,)) + ENTROPY + b"\xff\xd9")
+    assert f"unknown marker FF{marker:02X} at offset 2" in info.problems
     assert info.sof == 0xC0 and info.eoi  # resynchronised on the next marker
+
+
+def test_a_segment_cut_after_its_length_field_runs_past_the_end() -> None:
+    """Both length bytes are there: the segment, not its length field, is cut off."""
+    assert inspect(b"\xff\xd8\xff\xe1\x00\x10").problems[:1] == ("segment FFE1 at offset 2 runs past the end of the data",)
+    assert inspect(b"\xff\xd8\xff\xe1\x00").problems[:1] == ("segment FFE1 at offset 2 is cut off in its length field",)
+
+
+def test_a_segment_ending_with_the_data_does_not_run_past_it() -> None:
+    info = inspect(b"\xff\xd8" + _seg(0xE1, b"\x00\x00"))
+    assert info.problems == ("no EOI", "no frame header (SOF)", "no scan (SOS)")
+
+
+def test_every_app_segment_is_listed() -> None:
+    """APP0 to APP15, in stream order."""
+    apps = [_seg(m, b"\x00\x00") for m in (0xEF, 0xE0, 0xE7)]
+    assert inspect(_synthetic((1,), *apps)).app_segments == (0xEF, 0xE0, 0xE7)
+
+
+def test_a_one_byte_frame_header_still_gives_its_precision() -> None:
+    info = inspect(b"\xff\xd8" + _seg(0xC0, b"\x0c") + _sos((1,)) + ENTROPY + b"\xff\xd9")
+    assert info.precision == 12
+    assert "SOF at offset 2 is 1 bytes long, too short for its fixed fields" in info.problems
+
+
+def test_a_frame_of_no_components() -> None:
+    info = inspect(_synthetic((), sof=_sof(())))
+    assert "SOF declares 0 components" in info.problems and not info.ok
+
+
+@pytest.mark.parametrize("body", [b"\x01", b"\x01\x01\x00", b"\x01\x01\x00\x00\x3f"])
+def test_a_scan_header_too_short_for_its_component(body: bytes) -> None:
+    info = inspect(b"\xff\xd8" + _sof((1,)) + _seg(0xDA, body) + ENTROPY + b"\xff\xd9")
+    assert "SOS declares 1 components but its length holds 0" in info.problems
+    assert info.scans == ((),)
 
 
 def test_garbage_between_segments() -> None:
@@ -716,3 +752,41 @@ def test_header_cache_agrees_on_mutated_streams(base: bytes, mutations: list[tup
     else:
         data = _mutate(base, mutations)
     assert inspect_headers(data) == inspect(data, entropy=False)
+
+
+@pytest.mark.parametrize("marker", [0xC8, 0xDE, 0xDF, 0xF0, 0xFD])
+def test_segments_libjpeg_does_not_know_are_problems(marker: int) -> None:
+    """JPG, DHP, EXP and JPGn carry a length yet mean nothing to a DCT decoder: libjpeg refuses them (checked here)."""
+    plain = _pillow(_image(1))
+    data = plain[:2] + _seg(marker, b"\x00\x00") + plain[2:]
+    with pytest.raises(Exception, match=f"(?i)(marker type|SOF type) 0x{marker:02x}"):
+        imagecodecs.jpeg8_decode(data)
+    assert inspect(data).problems == (f"unsupported marker FF{marker:02X} at offset 2",)
+    assert not inspect(plain[:2] + _seg(0xE0, b"\x00\x00") + plain[2:]).problems  # an APPn is no such marker
+
+
+def test_inspect_names_what_it_needs() -> None:
+    for data in ("text", None, [0xFF, 0xD8]):
+        with pytest.raises(TypeError, match=f"inspect\\(\\) needs bytes, bytearray or memoryview, not {type(data).__name__}"):
+            inspect(data)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("declared", [0, 5])
+def test_a_scan_of_no_or_five_components(declared: int) -> None:
+    body = bytes((declared,)) + b"".join(bytes((cid, 0)) for cid in range(1, declared + 1)) + b"\x00\x3f\x00"
+    info = inspect(b"\xff\xd8" + _sof((1, 2, 3, 4, 5)) + _seg(0xDA, body) + ENTROPY + b"\xff\xd9")
+    assert f"SOS at offset {info.entropy_start - len(body) - 4} declares {declared} components (allowed 1-4)" in info.problems
+
+
+def test_table_ids_zero_to_three_and_no_more() -> None:
+    """DQT Tq and DHT Th are 0-3 and DHT Tc is 0-1 (T.81 B.2.4.1, B.2.4.2)."""
+    dqt = _seg(0xDB, b"\x03" + bytes(64) + b"\x05" + bytes(64))
+    dht = [_seg(0xC4, bytes((tc_th,)) + b"\x01" + bytes(15) + b"\x00") for tc_th in (0x13, 0x20, 0x04)]
+    info = inspect(b"\xff\xd8" + dqt + b"".join(dht) + _sof((1,)) + _sos((1,)) + ENTROPY + b"\xff\xd9")
+    offsets = [2 + len(dqt) + sum(map(len, dht[:k])) for k in range(3)]
+    assert [p for p in info.problems if "table" in p] == [
+        "DQT at offset 2 defines table 5 (> 3)",
+        f"DHT at offset {offsets[1]} defines table class 2 id 0 (allowed 0-1, 0-3)",
+        f"DHT at offset {offsets[2]} defines table class 0 id 4 (allowed 0-1, 0-3)",
+    ]
+    assert info.huffman_tables == ((1, 3), (2, 0), (0, 4))

@@ -47,7 +47,9 @@ def test_the_mutants_issue_18_found_by_hand_are_made(mutants: list[Mutant]) -> N
     keys = {m.key for m in mutants}
     assert "core/markers.py::<module>::number::12 => 11" in keys  # ADOBE_MIN_PAYLOAD
     assert any(k.startswith("core/markers.py::_parse_dht::deleted::walk.problem(") and "256" in k for k in keys)
-    assert any(k.startswith("judging/checks.py::call::outcome::Outcome.FAIL => Outcome.UNSUPPORTED") for k in keys)
+    # A refusal of what is required let through: the hand search broke `call`, a helper no suite uses any more
+    # (removed); the refusal helper the suites share is judge_refusal.
+    assert any(k.startswith("judging/checks.py::judge_refusal::deleted::judge.require(False, support.broken_by_refusal()") for k in keys)
     assert any(k.startswith("judging/checks.py::owned::true-condition::") for k in keys)
 
 

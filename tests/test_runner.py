@@ -206,6 +206,7 @@ def test_ctrl_c_stops_the_run_and_keeps_its_results(tmp_path: Path, adapter: str
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
     records = _lines(results)
     assert 3 <= len(records) < 23  # -k quality selects 23 cases
+    assert not [r for r in records if r["outcome"] != "pass"], records  # the user's Ctrl-C is charged to no case
     assert f"run interrupted (Ctrl-C): the outcomes below are the {len(records)} cases that finished" in out
     assert f"all kept in {results}" in out
 
@@ -354,3 +355,50 @@ def test_a_session_of_other_tests_gets_no_header(pytester: pytest.Pytester) -> N
     assert "implementations under test" not in result.stdout.str()
     result = pytester.runpytest("-p", "no:cacheprovider", "--impl=pillow")
     result.stdout.fnmatch_lines(["zarr-jpeg-conformance *: implementations under test"])
+
+
+def test_one_mib_is_a_limit_not_unlimited(pytester: pytest.Pytester) -> None:
+    """--harness-memory=1 is the smallest limit there is (no harness starts in it); only 0 means none."""
+    server = f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses.server pillow"
+    result = _parse_suite(pytester, server, "--harness-memory=1", k="quality.mid")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*could not start its harness*"])
+
+
+def test_the_runner_gives_ctrl_c_back_as_it_found_it(pytester: pytest.Pytester) -> None:
+    previous = signal.getsignal(signal.SIGINT)
+    pytester.makepyfile(test_plain="def test_case(impl, judge):\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--impl=pillow")
+    assert result.ret == pytest.ExitCode.OK
+    assert signal.getsignal(signal.SIGINT) is previous
+
+
+def test_a_handler_installed_over_the_runners_is_no_longer_the_runners() -> None:
+    """Once someone else handles SIGINT, a KeyboardInterrupt may be theirs: no telling, so it counts as the user's."""
+    from zarr_jpeg_conformance.judging.plugin import _Interrupts
+
+    interrupts, previous = _Interrupts(), signal.getsignal(signal.SIGINT)
+    try:
+        interrupts.install()
+        assert not interrupts.users()  # the runner's own handler, not pressed: not the user's
+        signal.signal(signal.SIGINT, lambda signum, frame: None)
+        assert interrupts.users()
+        interrupts.uninstall()
+        assert signal.getsignal(signal.SIGINT) is not previous  # the other handler is left in place
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_crash_escaping_a_test_is_a_crash(pytester: pytest.Pytester) -> None:
+    """An exception that says its process died is a crash even where the adapter keeps no incident log."""
+    pytester.makepyfile(test_escape="""
+        class Died(Exception):
+            outcome = "crash"
+
+        def test_escape(impl, judge):
+            raise Died("the process died")
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--impl=pillow", "--results=results.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    (record,) = _lines(pytester.path / "results.jsonl")
+    assert record["outcome"] == "crash" and "Died: the process died" in record["message"], record

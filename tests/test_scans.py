@@ -493,6 +493,10 @@ BAD_STREAMS = {
     "huffman-class-2": (lambda: _edited(_gray(16, 16), 0xC4, lambda body: bytes([0x20 | body[0] & 15]) + body[1:]), "not baseline"),
     # Entropy-coded data, then fill bytes up to the very end: no marker follows them.
     "fill-to-the-end": (lambda: _gray(16, 16)[:-2] + b"\xff\xff", "no EOI"),
+    "ends-after-a-segment": (lambda: _rebuilt(segments(_gray(16, 16))[:2]), "expected a marker at offset"),
+    "restart-marker-in-headers": (lambda: _gray(16, 16)[:2] + b"\xff\xd0" + _gray(16, 16)[2:], "unexpected marker 0xFFD0"),
+    "dqt-table-4": (lambda: _edited(_gray(16, 16), 0xDB, lambda body: b"\x04" + body[1:]), "quantisation table id 4 > 3"),
+    "height-0": (lambda: _edited(_gray(16, 16), 0xC0, lambda body: body[:1] + b"\x00\x00" + body[3:]), "height 0"),
 }
 
 
@@ -518,11 +522,19 @@ def _edited(stream: bytes, marker: int, edit) -> bytes:
 
 
 def test_a_scan_may_use_any_baseline_table_ids() -> None:
-    """Tables DC 1 / AC 1 (Pillow writes DC 0 / AC 0): the scan header's selectors are read in full."""
+    """Quantisation table 3, Huffman tables DC 1 / AC 1 (Pillow writes 0 / 0 / 0): every selector is read in full.
+
+    An empty COM segment (length 2) rides along: a segment may have no body."""
     gray = _gray(16, 16)
     parts = segments(gray)
-    renamed = []
-    for marker, body in parts:
+    renamed = [(0xD8, b""), (0xFE, b"")]
+    for marker, body in parts[1:]:
+        if marker == 0xDB:
+            assert len(body) == 65 and body[0] == 0x00
+            body = b"\x03" + body[1:]
+        elif marker == 0xC0:
+            assert body[5] == 1 and body[8] == 0
+            body = body[:8] + b"\x03"
         if marker == 0xC4:  # every table of the segment gets id 1: Tc/Th is the first byte of each table
             tables, j = b"", 0
             while j < len(body):
@@ -565,7 +577,7 @@ def test_assemble_rejects_bad_arguments() -> None:
         assemble([g] * 2, **{**GOOD, "factors": [(1, 1)] * 2, "component_ids": [1, 1]})  # duplicate ids
     with pytest.raises(ValueError):
         assemble([g] * 5, **{**GOOD, "factors": [(1, 1)] * 5, "component_ids": range(5)})  # > 4 Tq slots
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="need 1 to 4 component streams, got 0"):
         assemble([], **{**GOOD, "factors": [], "component_ids": []})
     with pytest.raises(ValueError):
         assemble([g], **{**GOOD, "factors": [(5, 1)]})
@@ -606,3 +618,25 @@ def test_encode_planar_rejects() -> None:
         encode_planar(ycc.astype(np.uint16), factors=[(1, 1)] * 3, tables=[luma] * 3, **kw)
     with pytest.raises(ValueError):
         encode_planar(ycc, factors=[(1, 1)] * 3, tables=[luma[:4]] * 3, **kw)
+
+
+def test_the_base_tables_are_read_only() -> None:
+    """Shared by every caller: a caller scaling them in place would change every later stream."""
+    assert not LUMA_BASE.flags.writeable and not CHROMA_BASE.flags.writeable
+
+
+def test_a_dqt_segment_may_hold_two_tables() -> None:
+    """Tables 0 and 1 in one segment, as many encoders write them: each is its own 64 bytes."""
+    gray = _gray(16, 16)
+    other = bytes(range(1, 65))
+    stream = _edited(gray, 0xDB, lambda body: body + b"\x01" + other)
+    np.testing.assert_array_equal(decode_imagecodecs(stream), decode_imagecodecs(gray))
+    np.testing.assert_array_equal(decode_imagecodecs(assemble([stream], **GOOD)), decode_imagecodecs(gray))
+
+
+def test_tables_may_be_flat_or_8x8() -> None:
+    luma, chroma = quant_tables(90)
+    ycc = to_ycbcr(smooth_rgb(16, 16))
+    kw = dict(factors=[(1, 1)] * 3, component_ids=YCC_IDS, adobe_transform=None, jfif=True, encode_gray=pillow_gray)
+    flat = encode_planar(ycc, tables=[luma.ravel(), chroma.ravel(), chroma.ravel()], **kw)
+    assert flat == encode_planar(ycc, tables=[luma, chroma, chroma], **kw)

@@ -56,10 +56,13 @@ def test_store_suite_passes_a_legal_decoder(pytester: pytest.Pytester, decoder: 
 
 def test_cross_suite_catches_a_wrong_decoder_and_passes_legal_ones(pytester: pytest.Pytester) -> None:
     records = _run(pytester, "test_cross.py", "imagecodecs", "wrong_decoders:ShiftedChroma", "wrong_decoders:RepeatsChroma",
-                   select="ycbcr-420 or ycbcr-444 or gray")
+                   "wrong_decoders:LimitedRange", select="ycbcr-420 or ycbcr-444 or gray")
     by = {(r["implementation"], r["case"]): r for r in records}
     wrong = [r for (impl, _), r in by.items() if impl == "wrong-shifted-chroma" and "ycbcr" in r["case"]]
     assert wrong and all(r["outcome"] == "fail" and "outside" in r["message"] for r in wrong), wrong
+    assert not any("it looks like" in r["message"] for r in wrong)  # no classic bug explains a shift
+    limited = [r for (impl, case), r in by.items() if impl == "wrong-limited-range" and "ycbcr" in case]
+    assert limited and all(r["outcome"] == "fail" and "it looks like YCbCr read as studio range" in r["message"] for r in limited), limited
     legal = [r for (impl, _), r in by.items() if impl in ("imagecodecs", "legal-repeats-chroma")]
     assert legal and all(r["outcome"] == "pass" for r in legal), [(r["case"], r["outcome"], r["message"][:200]) for r in legal]
 
@@ -115,3 +118,10 @@ def test_a_decode_of_the_wrong_shape_is_judged_and_the_read_goes_on() -> None:
         read = zarr.open_array(MemoryStore(dict(entries)), mode="r", zarr_format=3)[...]
     assert len(calls) == 6 and all(np.shape(c.result) == (16, 16, 2) for c in calls)
     assert read.shape == (32, 48) and not read.any()  # each refused result stands in as zeros
+
+
+def test_the_codec_under_test_says_where_it_belongs_when_used_outside_a_read() -> None:
+    from zarr_jpeg_conformance.judging.zarr_under_test import CodecUnderTest
+
+    with pytest.raises(RuntimeError, match=r"outside zarr_under_test\.reading\(\)"):
+        CodecUnderTest().to_dict()

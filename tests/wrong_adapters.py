@@ -222,6 +222,15 @@ class CrashesOnParse(ImagecodecsAdapter):
         return super().parse(codec)
 
 
+class ParseCrashes(ImagecodecsAdapter):
+    """Raises RuntimeError (not a rejection) parsing every configuration, valid ones too."""
+
+    name = "wrong-parse-crashes"
+
+    def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
+        raise RuntimeError("the parser exploded")
+
+
 # ---------------------------------------------------------------- faults the capability model and the invariants catch
 
 
