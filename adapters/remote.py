@@ -60,7 +60,6 @@ _OUT_OF_ADDRESS_SPACE = re.compile(
 )
 
 
-
 def _json_copy(value: Mapping[str, Any], what: str) -> Any:
     """``value`` through a JSON round trip: exactly what zarr.json could hold, and a copy that
     later edits of the caller's dict cannot change. TypeError names ``what`` if it is not JSON."""
@@ -68,6 +67,7 @@ def _json_copy(value: Mapping[str, Any], what: str) -> Any:
         return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{what} is not JSON: {exc}") from exc
+
 
 class HarnessFailure(RuntimeError):
     """The harness process failed as a whole; the next call starts a new one.

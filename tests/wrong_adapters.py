@@ -85,34 +85,38 @@ class ChannelSwap(ImagecodecsAdapter):
         return super()._encode_ycbcr(np.ascontiguousarray(image[:, :, ::-1]), quality, luma, ycbcr_input=ycbcr_input)
 
 
-class IgnoresQuality(ImagecodecsAdapter):
+class _OtherQuality(ImagecodecsAdapter):
+    """Encodes at ``_quality(q)`` where the configuration says q (the fault of each subclass)."""
+
+    def _quality(self, quality: int) -> int:
+        raise NotImplementedError
+
+    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
+        return super()._encode_ycbcr(image, self._quality(quality), luma, ycbcr_input=ycbcr_input)
+
+    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        return super()._encode_gray(plane, self._quality(quality))
+
+    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
+        return super()._encode_rgb(image, self._quality(quality))
+
+
+class IgnoresQuality(_OtherQuality):
     """Encodes at quality 75 whatever the configuration says."""
 
     name = "wrong-ignores-quality"
 
-    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
-        return super()._encode_ycbcr(image, 75, luma, ycbcr_input=ycbcr_input)
-
-    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
-        return super()._encode_gray(plane, 75)
-
-    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
-        return super()._encode_rgb(image, 75)
+    def _quality(self, quality: int) -> int:
+        return 75
 
 
-class QualityTen(IgnoresQuality):
+class QualityTen(_OtherQuality):
     """Encodes at quality 10 whatever the configuration says: legal streams, far below every fidelity floor."""
 
     name = "wrong-quality-ten"
 
-    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
-        return ImagecodecsAdapter._encode_ycbcr(self, image, 10, luma, ycbcr_input=ycbcr_input)
-
-    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
-        return ImagecodecsAdapter._encode_gray(self, plane, 10)
-
-    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
-        return ImagecodecsAdapter._encode_rgb(self, image, 10)
+    def _quality(self, quality: int) -> int:
+        return 10
 
 
 class CastsDtype(ImagecodecsAdapter):
@@ -404,23 +408,13 @@ class CrashesOnWrongDtype(ImagecodecsAdapter):
         return super().encode(parsed, chunk)
 
 
-class NonMonotoneStep(ImagecodecsAdapter):
+class NonMonotoneStep(_OtherQuality):
     """Writes quality 55 with quality 40's tables: the ends of a sweep are right, one step up loses."""
 
     name = "wrong-non-monotone-step"
 
-    @staticmethod
-    def _q(quality: int) -> int:
+    def _quality(self, quality: int) -> int:
         return 40 if quality == 55 else quality  # the fault under test
-
-    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
-        return super()._encode_ycbcr(image, self._q(quality), luma, ycbcr_input=ycbcr_input)
-
-    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
-        return super()._encode_gray(plane, self._q(quality))
-
-    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
-        return super()._encode_rgb(image, self._q(quality))
 
 
 class WritesLumaOnly(ImagecodecsAdapter):

@@ -119,28 +119,20 @@ def _library_decoder(backend: str) -> Callable[[bytes], object]:
     return turbojpeg.TurboJPEG().decode
 
 
+def _decode_with(decode: Callable[[bytes], object]) -> None:
+    """Make every JpegCodec decode a chunk's bytes with ``decode`` and nothing else of this project."""
+    from ..zarrcodecs.jpeg import JpegCodec
+
+    def chunk(self: JpegCodec, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        return chunk_spec.prototype.nd_buffer.from_numpy_array(np.asarray(decode(chunk_bytes.to_bytes())))
+
+    JpegCodec._decode_sync = chunk  # type: ignore[method-assign]
+
+
 def _no_decode() -> None:
-    """Make every JpegCodec return a ready array: what remains is zarr's and the pipeline's cost."""
-    from ..zarrcodecs.jpeg import JpegCodec
-
+    """Every chunk decodes to one ready array: what remains is zarr's and the pipeline's cost."""
     ready = np.zeros(CHUNK, dtype=np.uint8)
-
-    def ready_chunk(self: JpegCodec, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return chunk_spec.prototype.nd_buffer.from_numpy_array(ready)
-
-    JpegCodec._decode_sync = ready_chunk  # type: ignore[method-assign]
-
-
-def _bare_library(backend: str) -> None:
-    """Make every JpegCodec decode with the library's own call and nothing else of this project."""
-    from ..zarrcodecs.jpeg import JpegCodec
-
-    library = _library_decoder(backend)
-
-    def bare_chunk(self: JpegCodec, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return chunk_spec.prototype.nd_buffer.from_numpy_array(np.asarray(library(chunk_bytes.to_bytes())))
-
-    JpegCodec._decode_sync = bare_chunk  # type: ignore[method-assign]
+    _decode_with(lambda data: ready)
 
 
 def _workers(workers: int | None, fused: bool = False) -> dict[str, Any]:
@@ -276,7 +268,7 @@ def measure(args: argparse.Namespace) -> tuple[Best, dict[str, Any]]:
     for run in DEFAULT_RUNS:
         best[run] = _child(args, run)
     if fused is not None:
-        _bare_library(args.backend)
+        _decode_with(library)  # the library's own call, and nothing of this project
         best.update(_rounds({"fused 1 worker, bare library": _read(fused, 1, fused=True),
                              "fused 2 workers, bare library": _read(fused, 2, fused=True)}, args.rounds))
     _no_decode()

@@ -21,10 +21,9 @@ turn; a codec without them) goes through zarr's default pipeline, which this cla
 
 It is the pipeline for two or more threads on every zarr release. zarr 3.3 ships
 ``FusedCodecPipeline``, which also runs codecs with synchronous methods (zarr's
-``SupportsSyncCodec``) off the event loop: on zarr 3.4, ``tools.bench_zarr`` measures it
-ahead with one worker and behind with two (it gains 1.16-1.45x from a second worker, this
-class 1.48-1.74x; README, "A `jpeg` codec for zarr-python"), and this class also names failing chunks,
-which zarr's pipelines do not.
+``SupportsSyncCodec``) off the event loop; ``tools.bench_zarr`` measures it ahead with one
+worker and behind with two (the ratios are in the README, "A `jpeg` codec for zarr-python").
+This class also names failing chunks, which zarr's pipelines do not.
 """
 
 from __future__ import annotations
