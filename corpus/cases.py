@@ -23,6 +23,8 @@ class ConfigCase:
     valid: bool
     comment: str | None = None
     source: str = ""
+    #: Of an invalid case: the valid case whose codec object differs from it in one place.
+    twin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class ChunkCase:
     valid: bool
     comment: str | None = None
     tags: tuple[str, ...] = field(default=())
+    #: Of an invalid case: the valid case with the same codec object whose chunk differs in one member.
+    twin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,8 @@ class BuildCase:
     expect: Literal["built", "refused", "either"]
     configuration: dict[str, Any] | None = None
     comment: str | None = None
+    #: Of a refused case: the built case whose options differ from these in one member.
+    twin: str | None = None
 
 
 def _case_files(folder: str) -> list[tuple[str, Any]]:
@@ -80,7 +86,7 @@ def _case_files(folder: str) -> list[tuple[str, Any]]:
 def _common(c: Mapping[str, Any]) -> dict[str, Any]:
     """The members every kind of case file gives each case."""
     return {"id": c["id"], "description": c["description"], "requirements": tuple(c["requirements"]),
-            "level": c["level"], "comment": c.get("comment")}
+            "level": c["level"], "comment": c.get("comment"), "twin": c.get("twin")}
 
 
 @cache
@@ -124,3 +130,79 @@ def build_cases() -> tuple[BuildCase, ...]:
         for _, doc in _case_files("builds")
         for c in doc["cases"]
     )
+
+
+def differing_places(a: Any, b: Any) -> list[str]:
+    """Where two codec objects (or two sets of builder options) differ, one entry per place.
+
+    A place is a top-level member, a member of ``configuration`` when both are objects, a
+    member renamed (the same value under another name), or the whole value where either is
+    no object (or its configuration is empty). A valid twin differs from its invalid case in
+    exactly one place, so that a rejection of the case can only be about that place.
+    """
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return [] if a == b else ["<codec>"]
+    if {} in (a.get("configuration"), b.get("configuration")) and a.get("configuration") != b.get("configuration"):
+        rest = differing_places({k: v for k, v in a.items() if k != "configuration"},
+                                {k: v for k, v in b.items() if k != "configuration"})
+        return [*rest, "configuration"]
+    places = []
+    for key in sorted(set(a) & set(b)):
+        if a[key] == b[key]:
+            continue
+        if key == "configuration" and isinstance(a[key], dict) and isinstance(b[key], dict):
+            places += [f"configuration.{p}" for p in differing_places(a[key], b[key])]
+        else:
+            places.append(key)
+    only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+    for x in list(only_a):
+        y = next((k for k in only_b if b[k] == a[x]), None)
+        if y is not None:
+            only_a.remove(x)
+            only_b.remove(y)
+            places.append(f"{x} -> {y}")
+    return places + only_a + only_b
+
+
+def chunk_places(a: ChunkCase, b: ChunkCase) -> list[str]:
+    """Where two chunk cases differ: their codec objects' places, then the chunk's shape, dtype, fill."""
+    places = [f"codec {p}" for p in differing_places(a.codec, b.codec)]
+    return places + [m for m in ("shape", "dtype", "fill") if getattr(a.chunk, m) != getattr(b.chunk, m)]
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+@cache
+def _valid_configs() -> dict[str, ConfigCase]:
+    out: dict[str, ConfigCase] = {}
+    for case in config_cases():
+        if case.valid:
+            out.setdefault(_key(case.codec), case)
+    return out
+
+
+@cache
+def _valid_chunks() -> dict[tuple[str, tuple[int, ...], str], ChunkCase]:
+    out: dict[tuple[str, tuple[int, ...], str], ChunkCase] = {}
+    for case in chunk_cases():
+        if case.valid:
+            out.setdefault((_key(case.codec), case.chunk.shape, case.chunk.dtype), case)
+    return out
+
+
+def config_case_for(codec: Any) -> ConfigCase | None:
+    """The valid configuration case of exactly this codec object, if the corpus has one: the case that judges its parse."""
+    return _valid_configs().get(_key(codec))
+
+
+def chunk_case_for(codec: Any, shape: tuple[int, ...], dtype: str) -> ChunkCase | None:
+    """The valid chunk case of this codec object, shape and dtype, if the corpus has one: the case that judges its encode."""
+    return _valid_chunks().get((_key(codec), tuple(int(n) for n in shape), str(dtype)))
+
+
+@cache
+def case_by_id() -> dict[str, ConfigCase | ChunkCase | BuildCase]:
+    """Every configuration, chunk and build case by its id."""
+    return {c.id: c for c in (*config_cases(), *chunk_cases(), *build_cases())}

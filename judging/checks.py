@@ -30,6 +30,7 @@ import pytest
 
 from ..core.chunk import LIBJPEG_MAX_DIMENSION, SPEC_MAX_DIMENSION
 from ..core.config import JpegConfig, parse_codec
+from . import roots
 from .verdict import Attempt, Outcome, attempt
 from .written import check_written
 
@@ -106,13 +107,21 @@ def raised(got: Attempt[Any]) -> str:
     return f"{type(exc).__name__}: {exc}" if exc is not None else "nothing"
 
 
-def judge_refusal(judge: Any, support: Support, stage: str, what: str, got: Attempt[Any]) -> None:
-    """Record a clean refusal at ``stage``: 'unsupported' where an optional feature allows it, else a fail."""
+def judge_refusal(judge: Any, support: Support, stage: str, what: str, got: Attempt[Any],
+                  diagnosis: tuple[str, str] | None = None) -> None:
+    """Record a clean refusal at ``stage``: 'unsupported' where an optional feature allows it, else a fail.
+
+    The fail cites ``diagnosis``'s requirement where a probe found what the refusal is about
+    (``judging.roots``), else the requirement that makes the refused feature required. A
+    diagnosed refusal is no refusal of the optional feature: the probe shows the
+    implementation has it, and refuses something else.
+    """
     feature = support.refusable_at(stage)
-    if feature is not None:
+    if feature is not None and diagnosis is None:
         judge.cite(feature.requirement)
         judge.finish(Outcome.UNSUPPORTED, f"{what} refused, an optional feature ({feature.requirement}): {raised(got)}")
-    judge.require(False, support.broken_by_refusal(), f"{what} refused: {raised(got)}")
+    requirement, why = diagnosis or (support.broken_by_refusal(), "")
+    judge.require(False, requirement, f"{what} refused: {raised(got)}" + (f"; {why}" if why else ""))
 
 
 def judge_error(judge: Any, what: str, got: Attempt[Any]) -> None:
@@ -165,10 +174,17 @@ class Calls:
         """The implementation's parse of the configuration (once; later calls reuse it)."""
         if not self._has_parsed:
             got = attempt(self.impl.parse, self.codec)
+            what = "parse of a valid configuration"
+            diagnosis = roots.parse_diagnosis(self.impl.parse, self.codec) if got.rejection is not None else None
+            if not got.ok:
+                if diagnosis is None:
+                    self._refusable(got, "parse", what)
+                roots.block_or_root(self.judge, roots.key("parse", self.impl.name, self.codec),
+                                    roots.own_parse_case(self.codec), what, got)
             if got.error is not None:
-                judge_error(self.judge, "parse of a valid configuration", got)
+                judge_error(self.judge, what, got)
             if got.rejection is not None:
-                judge_refusal(self.judge, self.support, "parse", "parse of a valid configuration", got)
+                judge_refusal(self.judge, self.support, "parse", what, got, diagnosis)
             self._parsed, self._has_parsed = got.value, True
         return self._parsed
 
@@ -183,10 +199,16 @@ class Calls:
         parsed = self.parse()
         got = attempt(self.impl.encode, parsed, np.array(chunk, copy=True))
         where = f"{what} of a valid {chunk.dtype}{list(chunk.shape)} chunk"
+        if not got.ok:
+            self._refusable(got, "encode", where)
+            form = roots.chunk_form(chunk, self.config.mcu)
+            roots.block_or_root(self.judge, (*roots.key("encode", self.impl.name, self.codec), form),
+                                roots.own_chunk_case(self.codec, chunk), where, got)
         if got.error is not None:
             judge_error(self.judge, where, got)
         if got.rejection is not None:
-            judge_refusal(self.judge, self.support, "encode", where, got)
+            judge_refusal(self.judge, self.support, "encode", where, got,
+                          roots.encode_diagnosis(self.impl.encode, parsed, chunk, self.config.mcu))
         data = got.value
         self.judge.require(isinstance(data, bytes | bytearray | memoryview), "JPEG-FMT-01",
                            f"{where} returned {type(data).__name__}, not the bytes of a JPEG stream")
@@ -197,11 +219,20 @@ class Calls:
         """The implementation's decode of ``data`` into ``shape``, as an owned array."""
         parsed = self.parse()
         got = attempt(self.impl.decode, parsed, bytes(data), tuple(int(n) for n in shape))
+        if not got.ok:
+            self._refusable(got, "decode", what)
+            form = f"{len(shape)}d-{shape[2] if len(shape) > 2 else 1}c"
+            roots.block_or_root(self.judge, (*roots.key("decode", self.impl.name, self.codec), form), None, what, got)
         if got.error is not None:
             judge_error(self.judge, what, got)
         if got.rejection is not None:
             judge_refusal(self.judge, self.support, "decode", what, got)
         return owned(self.judge, got.value, shape, what)
+
+    def _refusable(self, got: Attempt[Any], stage: str, what: str) -> None:
+        """A clean refusal of an optional feature at a stage that allows it: 'unsupported' now, before any root is looked for."""
+        if got.rejection is not None and self.support.refusable_at(stage) is not None:
+            judge_refusal(self.judge, self.support, stage, what, got)
 
 
 __all__ = ["Calls", "Feature", "Support", "case_params", "constant_note", "judge_error",

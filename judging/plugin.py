@@ -125,6 +125,8 @@ class _State:
         self._impls: list[Any] | None = None
         self.unavailable: dict[str, str] = {}
         self.records: list[dict[str, Any]] = []
+        #: Preconditions that failed, by key: the case that became their root (judging.roots).
+        self.roots: dict[tuple[str, ...], str] = {}
         path = config.getoption("results")
         self.isolate: bool = config.getoption("isolate")
         self.harness_timeout: float | None = config.getoption("harness_timeout")
@@ -363,7 +365,7 @@ def judge(request: pytest.FixtureRequest) -> Iterator[Judge]:
     reqs = list(getattr(case, "requirements", ()))
     marker = next((m.name.upper() for m in request.node.iter_markers() if m.name in ("must", "should", "may")), "MUST")
     level = getattr(case, "level", marker)
-    j = Judge(name, case_id, reqs, level)
+    j = Judge(name, case_id, reqs, level, roots=request.config.stash[_STATE].roots)
     request.node.stash[_JUDGE] = j
     if hasattr(impl, "incidents"):
         request.node.stash[_INCIDENTS] = len(impl.incidents)

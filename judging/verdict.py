@@ -45,6 +45,8 @@ class Outcome(str, enum.Enum):  # noqa: UP042 - StrEnum would change str() and f
     FAIL = "fail"
     WARN = "warn"
     UNSUPPORTED = "unsupported"
+    #: The case could not be judged: something it stands on failed, and that root case holds the finding.
+    BLOCKED = "blocked"
     ERROR = "error"
     CRASH = "crash"
     TIMEOUT = "timeout"
@@ -113,13 +115,15 @@ def broken(level: str) -> Outcome:
 
 
 #: Worst first: the outcome a test records is the worst of its checks.
-ORDER = [Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.FAIL, Outcome.WARN, Outcome.UNSUPPORTED, Outcome.PASS]
+ORDER = [Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.FAIL, Outcome.BLOCKED, Outcome.WARN, Outcome.UNSUPPORTED,
+         Outcome.PASS]
 
 
 class Judge:
     """Collects the outcome of one test of one implementation on one case."""
 
-    def __init__(self, implementation: str, case: str, requirements: Sequence[str], level: str) -> None:
+    def __init__(self, implementation: str, case: str, requirements: Sequence[str], level: str,
+                 roots: dict[tuple[str, ...], str] | None = None) -> None:
         self.implementation = implementation
         self.case = case
         self.requirements = list(requirements)
@@ -127,6 +131,12 @@ class Judge:
         self.metrics: dict[str, float | int | str] = {}
         self.outcome = Outcome.PASS
         self.messages: list[str] = []
+        #: The requirement the first broken MUST cites: the finding this case shows.
+        self.finding: str | None = None
+        #: The case whose failure this one stands on (outcome BLOCKED).
+        self.blocked_by: str | None = None
+        #: Preconditions that failed in earlier cases of this session, by key: the case that became their root.
+        self.roots: dict[tuple[str, ...], str] = roots if roots is not None else {}
 
     def _worse(self, outcome: Outcome) -> None:
         if ORDER.index(outcome) < ORDER.index(self.outcome):
@@ -144,7 +154,18 @@ class Judge:
             return
         req = requirements().get(requirement)
         outcome = broken(level or (req.level if req else "MUST"))
+        if outcome is Outcome.FAIL and self.finding is None:
+            self.finding = requirement
         self.finish(outcome, f"{cite(requirement)}\n    observed: {observed}")
+
+    def block(self, root: str, why: str) -> NoReturn:
+        """End the test as BLOCKED by the case ``root``: what it stands on failed there, so it is no second finding."""
+        if root == self.case:
+            raise ValueError(f"{self.case} cannot be blocked by itself")
+        self.blocked_by = root
+        self.outcome = Outcome.BLOCKED
+        self.messages.append(f"blocked: by {root}: {clip(why, MAX_TEXT)}")
+        pytest.skip(f"blocked by {root}: {self.implementation} / {self.case}: {clip(why, MAX_TEXT)}")
 
     def finish(self, outcome: Outcome, message: str) -> None:
         """Record an outcome; FAIL/ERROR end the test, UNSUPPORTED skips it, WARN warns."""
@@ -174,6 +195,8 @@ class Judge:
             "outcome": self.outcome.value,
             "message": clip("\n".join(self.ordered_messages()), MAX_RECORD),
             "metrics": self.metrics,
+            **({"finding": self.finding} if self.finding and self.outcome is Outcome.FAIL else {}),
+            **({"blocked_by": self.blocked_by} if self.outcome is Outcome.BLOCKED else {}),
         }
 
 

@@ -25,6 +25,7 @@ from ..corpus.registry import requirements
 from . import saved
 from .parsing import ParserGroup, parser_groups, representative
 from .protection import Protection, core_protection
+from .roots import RootFinding, root_findings
 from .rows import (
     GROUPS,
     PARSE_PREFIX,
@@ -38,12 +39,12 @@ from .rows import (
 from .saved import FORMAT_VERSION, ReportFileError
 
 #: Outcomes from worst to best: a cell shows its worst outcome.
-SEVERITY: tuple[str, ...] = ("crash", "timeout", "error", "fail", "warn", "unsupported", "pass")
+SEVERITY: tuple[str, ...] = ("crash", "timeout", "error", "fail", "blocked", "warn", "unsupported", "pass")
 #: Outcomes that stop a test early: requirements it had not reached yet are not credited.
-_STOPPING = frozenset({"crash", "timeout", "error", "fail", "unsupported"})
+_STOPPING = frozenset({"crash", "timeout", "error", "fail", "blocked", "unsupported"})
 _REQ_ID = re.compile(r"JPEG-[A-Z]+-\d+")
 #: A Judge message is several "outcome: text" entries joined by newlines.
-_SEGMENT = re.compile(r"^(pass|fail|warn|unsupported|error|crash|timeout): ", re.MULTILINE)
+_SEGMENT = re.compile(r"^(pass|fail|blocked|warn|unsupported|error|crash|timeout): ", re.MULTILINE)
 _FIDELITY = re.compile(r"^roundtrip\.fidelity\[(?P<mode>.+)-(?P<kind>[a-z]+)-q(?P<q>\d+)\]$")
 _SWEEP = re.compile(r"^roundtrip\.quality_sweep\[(?P<mode>.+)\]$")
 #: The image of roundtrip.fidelity and roundtrip.quality_sweep (suites/test_roundtrip.py).
@@ -77,6 +78,10 @@ class CaseResult:
     known: bool = False
     #: The pytest node ID that produced it ("" where a hand-made file has none).
     test: str = ""
+    #: Of a fail: the requirement its first broken MUST cites (the root finding it shows).
+    finding: str | None = None
+    #: Of a blocked case: the case whose failure it stands on.
+    blocked_by: str | None = None
 
     @property
     def parse(self) -> bool:
@@ -255,6 +260,10 @@ class Matrix:
     #: Row that is no built-in -> what this project's codec holds and the row does not.
     protection: dict[str, list[Protection]] = field(default_factory=dict)
 
+    def roots(self, implementation: str) -> list[RootFinding]:
+        """The row's root findings, each once (report.roots), from the cases it is judged on (:meth:`judged`)."""
+        return root_findings(self.judged(implementation))
+
     def totals(self, implementation: str) -> Counter[str]:
         return Counter(c.outcome for c in self.cases.get(implementation, {}).values())
 
@@ -302,6 +311,8 @@ def _case(rec: Mapping[str, Any]) -> CaseResult:
         metrics=rec["metrics"],
         known=rec.get("known", False),
         test=rec.get("test", ""),
+        finding=rec.get("finding"),
+        blocked_by=rec.get("blocked_by"),
     )
 
 
@@ -630,6 +641,11 @@ def to_json(m: Matrix) -> dict[str, Any]:
                 "parser": i.parser,
                 "decode_only": i.decode_only,
                 "totals": dict(sorted(m.totals(i.name).items())),
+                "root_findings": [
+                    {"requirement": f.requirement, "outcome": f.outcome, "level": f.level, "text": f.text, "cases": f.cases,
+                     "blocked": f.blocked, "message": f.message}
+                    for f in m.roots(i.name)
+                ],
                 "judged_totals": dict(sorted(m.judged_totals(i.name).items())),
                 "writer_setting_totals": dict(sorted(m.writer_totals(i.name).items())),
                 **({"core_protection": [
@@ -674,6 +690,8 @@ def to_json(m: Matrix) -> dict[str, Any]:
                     "message": c.message,
                     "metrics": dict(c.metrics),
                     **({"known": True} if c.known else {}),
+                    **({"finding": c.finding} if c.finding else {}),
+                    **({"blocked_by": c.blocked_by} if c.blocked_by else {}),
                 }
                 for key, c in by_case.items()
             }

@@ -15,6 +15,7 @@ from .rows import GROUPS, SHORT, describe_classification
 from .wording import (
     COLUMNS,
     MEANING,
+    ROOTS_INTRO,
     SYMBOL,
     cell_text,
     compact_cell_text,
@@ -24,6 +25,7 @@ from .wording import (
     parse_only,
     protection_columns,
     protection_intro,
+    root_rows,
     short_verdict,
     untested_row,
     untested_text,
@@ -37,7 +39,7 @@ MAX_MESSAGE = 700
 CSS = """
 :root { --pass:#e2f3e6; --pass-fg:#14572a; --warn:#fff1c2; --warn-fg:#6b4e00; --unsupported:#e9edf2;
   --unsupported-fg:#44505f; --fail:#fadcdc; --fail-fg:#8f1b1b; --error:#f3d7ef; --error-fg:#71145f;
-  --crash:#f5c4c4; --crash-fg:#5c0b0b; --timeout:#f5c4c4; --timeout-fg:#5c0b0b; --none:#f7f7f7; --none-fg:#9a9a9a; }
+  --crash:#f5c4c4; --crash-fg:#5c0b0b; --blocked:#ece6f5; --blocked-fg:#4b3a6b; --timeout:#f5c4c4; --timeout-fg:#5c0b0b; --none:#f7f7f7; --none-fg:#9a9a9a; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d1d1f; margin: 0; background: #fff; }
 header, main { max-width: 1320px; margin: 0 auto; padding: 0 20px; }
@@ -71,6 +73,7 @@ td.cell .count { font-weight: 600; }
 .o-error { background: var(--error); color: var(--error-fg); }
 .o-crash { background: var(--crash); color: var(--crash-fg); }
 .o-timeout { background: var(--timeout); color: var(--timeout-fg); }
+.o-blocked { background: var(--blocked); color: var(--blocked-fg); }
 .o-none { background: var(--none); color: var(--none-fg); }
 details { margin-top: 3px; }
 details summary { cursor: pointer; color: #333; font-size: 12px; }
@@ -321,6 +324,27 @@ def _parser_head(g: ParserGroup) -> str:
             f'<span class="rows">{_e(", ".join(g.rows))}</span></th>')
 
 
+def _roots(m: Matrix) -> str:
+    out = [f'<section id="roots"><h2>Root findings</h2><p class="intro">{_e(ROOTS_INTRO)}</p>']
+    rows = [(i, m.roots(i.name)) for i in m.implementations]
+    for impl, findings in rows:
+        if not findings:
+            continue
+        body = "".join(
+            f'<tr><td class="o-{"fail" if f.outcome == "fail" else f.outcome}"><span class="rid">{_e(label)}</span></td>'
+            f"<td>{_level_badge(level) if level else ''}</td><td>{_e(text)}</td><td>{_e(cases)}</td>"
+            f'<td class="num">{_e(blocked)}</td><td>{_e(message)}</td></tr>'
+            for f, (label, level, text, cases, blocked, message) in zip(findings, root_rows(findings), strict=True)
+        )
+        out.append(f'<h3 id="roots-{_anchor(impl.name)}">{_e(impl.name)}</h3><table><thead><tr><th>rule</th><th>level</th>'
+                   "<th>the spec's words</th><th>cases that show it</th><th>blocked</th><th>message</th></tr></thead>"
+                   f"<tbody>{body}</tbody></table>")
+    clean = [i.name for i, f in rows if not f and m.cases.get(i.name)]
+    if clean:
+        out.append(f'<p class="muted">No root finding: {_e(", ".join(clean))}.</p>')
+    return "".join(out) + "</section>"
+
+
 def _parsing(m: Matrix) -> str:
     intro = '<section id="parsing"><h2>Configuration parsing, once per parser</h2>'
     if not m.parsers:
@@ -562,7 +586,7 @@ def render(m: Matrix) -> str:
     names = ", ".join(i.name for i in m.implementations) or "none"
     nav = "".join(
         f'<a href="#{a}">{t}</a>'
-        for a, t in (("summary", "Summary"), ("parsing", "Configuration parsing"), ("protection", "What a codec author must add"),
+        for a, t in (("summary", "Summary"), ("roots", "Root findings"), ("parsing", "Configuration parsing"), ("protection", "What a codec author must add"),
                      ("requirements", "Requirements"), ("cross", "Encoder × decoder"), ("rate-distortion", "Rate–distortion"),
                      ("throughput", "Throughput"), ("spec-notes", "Spec notes"), ("corpus", "Corpus checks"),
                      ("environment", "Environment"))
@@ -575,6 +599,7 @@ def render(m: Matrix) -> str:
         f'<p class="meta">Implementations: {_e(names)}. Generated {_e(m.generated or "—")} by zarr-jpeg-conformance '
         f"{_e(m.environment.get('zarr_jpeg_conformance', __version__))}.</p><nav>{nav}</nav></header><main>"
         + _summary(m)
+        + _roots(m)
         + _parsing(m)
         + _protection(m)
         + _requirements(m)

@@ -10,6 +10,7 @@ from .rows import GROUPS, describe_classification
 from .wording import (
     COLUMNS,
     MEANING,
+    ROOTS_INTRO,
     SYMBOL,
     cell_text,
     counts_text,
@@ -18,6 +19,7 @@ from .wording import (
     parse_only,
     protection_columns,
     protection_intro,
+    root_rows,
     untested_row,
     untested_text,
     verdict,
@@ -68,6 +70,19 @@ def _summary(m: Matrix) -> list[str]:
         out += _table(["implementation", "kind · language", "roles", "parser", "cases", *COLUMNS, "writer settings", "verdict"], rows)
     out += [f"- **{i.name}**: {i.run_problem}" for i in m.implementations if i.run_problem]
     out += ["", "Outcomes: " + "; ".join(f"{SYMBOL[o]} {o}: {MEANING[o]}" for o in COLUMNS) + ".", ""]
+    return out
+
+
+def _roots(m: Matrix) -> list[str]:
+    out = ["## Root findings", "", ROOTS_INTRO, ""]
+    rows = [(i, m.roots(i.name)) for i in m.implementations]
+    for impl, findings in rows:
+        if findings:
+            out += [f"### {impl.name}", ""]
+            out += _table(["rule", "level", "the spec's words", "cases that show it", "cases blocked", "message"], root_rows(findings))
+    clean = [i.name for i, f in rows if not f and m.cases.get(i.name)]
+    if clean:
+        out += [f"No root finding: {', '.join(clean)}.", ""]
     return out
 
 
@@ -255,7 +270,7 @@ def render(m: Matrix) -> str:
     head = ["# Zarr v3 jpeg codec: compatibility matrix", "",
             f"Implementations: {names}. Generated {m.generated or '—'} by zarr-jpeg-conformance "
             f"{m.environment.get('zarr_jpeg_conformance', __version__)}.", ""]
-    parts = (head + _summary(m) + _parsing(m) + _protection(m) + _requirements(m) + _cross(m) + _rate_distortion(m)
+    parts = (head + _summary(m) + _roots(m) + _parsing(m) + _protection(m) + _requirements(m) + _cross(m) + _rate_distortion(m)
              + _throughput(m) + _notes(m) + _corpus(m) + _environment(m))
     return "\n".join(parts).rstrip() + "\n"
 

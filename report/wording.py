@@ -7,12 +7,14 @@ from collections.abc import Mapping
 
 from ..corpus.modes import MODE
 from .model import SEVERITY, CaseResult, Cell, Implementation, Matrix
+from .roots import RootFinding, roots_text
 
 SYMBOL = {
     "pass": "✔",
     "warn": "⚠",
     "unsupported": "○",
     "fail": "✘",
+    "blocked": "⊘",
     "error": "‼",
     "crash": "☠",
     "timeout": "◔",
@@ -22,6 +24,7 @@ MEANING = {
     "warn": "a SHOULD (or an interpretation at SHOULD level) was not met",
     "unsupported": "an optional feature (MAY) was rejected cleanly",
     "fail": "a MUST was not met",
+    "blocked": "not judged: what the case stands on failed in another case, which holds the finding",
     "error": "the implementation raised an unexpected exception",
     "crash": "the implementation's process died (only with --isolate)",
     "timeout": "the implementation did not answer in time",
@@ -77,6 +80,9 @@ def verdict(m: Matrix, impl: Implementation) -> str:
     bad = _bad(totals)
     parts = []
     reader = "as a reader, " if impl.decode_only else ""
+    roots = roots_text(m.roots(impl.name), totals["blocked"])
+    if roots:
+        parts.append(roots)
     if bad:
         parts.append(f"{reader}does not conform: {counts_text(bad)}" + (f" ({known} known)" if known else ""))
     else:
@@ -96,7 +102,8 @@ def verdict(m: Matrix, impl: Implementation) -> str:
 def _bad(totals: Mapping[str, int]) -> dict[str, int]:
     # Everything but these three is a failure, an outcome this version does not know included
     # (the loader refuses those; a matrix built by other code must not read as conforming).
-    return {o: n for o, n in totals.items() if o not in ("pass", "warn", "unsupported") and n}
+    # A blocked case is no failure of its own: its root case holds the finding.
+    return {o: n for o, n in totals.items() if o not in ("pass", "warn", "unsupported", "blocked") and n}
 
 
 def short_verdict(m: Matrix, impl: Implementation) -> str:
@@ -169,5 +176,20 @@ def mode_order(modes: list[str]) -> list[str]:
     return sorted(modes, key=lambda m: (known.index(m) if m in known else len(known), m))
 
 
-__all__ = ["COLUMNS", "MEANING", "SYMBOL", "cell_text", "compact_cell_text", "counts_text", "evidence_groups", "mode_order", "parse_only",
+__all__ = ["COLUMNS", "MEANING", "ROOTS_INTRO", "SYMBOL", "root_rows", "cell_text", "compact_cell_text", "counts_text", "evidence_groups", "mode_order", "parse_only",
            "protection_columns", "protection_intro", "short_verdict", "untested_row", "untested_text", "verdict", "versions_text"]
+
+
+def root_rows(findings: list[RootFinding]) -> list[list[str]]:
+    """The root-findings table of one row: rule, level, the spec's words, cases, blocked, one message."""
+    return [[f.label, f.level, f.text, ", ".join(f.cases[:6]) + (f" and {len(f.cases) - 6} more" if len(f.cases) > 6 else ""),
+             str(f.blocked), f.message] for f in findings]
+
+
+ROOTS_INTRO = (
+    "Each row's deviations, each once: its failing cases grouped by the rule each failure is charged to (the suites "
+    "diagnose a fault before citing a rule: a refused configuration is asked again with the omitted member written out, "
+    "a wrong decode is compared with the classic faults). A case that could not run because something it stands on failed "
+    "(the parse of its configuration, the encode of its chunk, its valid twin) is blocked by the case that holds the "
+    "finding, and counted under that finding, not as a second failure."
+)

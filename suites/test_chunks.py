@@ -1,12 +1,17 @@
-"""Chunks: every chunk case of fixtures/chunks is encoded or rejected as the spec says."""
+"""Chunks: every chunk case of fixtures/chunks is encoded or rejected as the spec says.
+
+A rejection of an invalid chunk counts only where the implementation encodes the case's valid
+twin (the same configuration, the chunk one member away): otherwise the case is ``blocked``.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from zarr_jpeg_conformance.corpus.cases import chunk_cases
+from zarr_jpeg_conformance.corpus.cases import case_by_id, chunk_cases
 from zarr_jpeg_conformance.corpus.images import make_chunk
 from zarr_jpeg_conformance.judging.checks import Calls, case_params, judge_error, raised
+from zarr_jpeg_conformance.judging.roots import judge_twin
 from zarr_jpeg_conformance.judging.verdict import attempt
 
 pytestmark = pytest.mark.roles("encode")
@@ -25,6 +30,9 @@ def test_encode_chunk(impl, case, judge) -> None:
             judge_error(judge, f"encode of the invalid {where}", got)
         judge.require(got.rejection is not None, case.requirements[0], f"{where}: encode accepted it", level=case.level)
         judge.metrics["rejection"] = raised(got)[:200]
+        twin = case_by_id()[case.twin]
+        spec = twin.chunk
+        judge_twin(judge, twin, lambda: attempt(impl.encode, parsed, make_chunk(spec.shape, spec.dtype, spec.fill)), impl.name)
         return
     data = calls.encode(chunk, f"encode of {where}")
     if "decode" in impl.roles:

@@ -1,25 +1,40 @@
-"""Parse: every configuration case of fixtures/configs is accepted or rejected as the spec says."""
+"""Parse: every configuration case of fixtures/configs is accepted or rejected as the spec says.
+
+A rejection of an invalid case counts only where the implementation accepts the case's valid
+twin (one place away, ``twin`` in the corpus): otherwise the case is ``blocked`` by the twin,
+since the rejection may be for another reason. A valid configuration refused is charged to the
+rule the refusal is about where a probe finds it (``judging.roots.parse_diagnosis``).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from zarr_jpeg_conformance.corpus.cases import config_cases
+from zarr_jpeg_conformance.corpus.cases import case_by_id, config_cases
 from zarr_jpeg_conformance.judging.checks import case_params, judge_error, raised
+from zarr_jpeg_conformance.judging.roots import judge_twin, parse_diagnosis
 from zarr_jpeg_conformance.judging.verdict import Outcome, attempt
 
 
 @pytest.mark.parametrize("case", case_params(config_cases()))
 def test_parse(impl, case, judge) -> None:
-    """The implementation accepts valid configurations and rejects invalid ones."""
+    """The implementation accepts valid configurations and rejects invalid ones (for their own fault)."""
     got = attempt(impl.parse, case.codec)
     judge.metrics["verdict"] = "accepted" if got.ok else "rejected" if got.rejection else "error"
     if got.error is not None:
         judge_error(judge, "parse", got)
     where = f"case {case.id} ({case.description}), codec {case.codec!r}"
     if case.valid and got.rejection is not None:
-        if case.level == "MAY":
+        diagnosis = parse_diagnosis(impl.parse, case.codec)
+        if case.level == "MAY" and diagnosis is None:
             judge.finish(Outcome.UNSUPPORTED, f"optional configuration refused ({case.requirements[0]}): {raised(got)}")
-        judge.require(False, case.requirements[0], f"{where}: valid, but parse refused it: {raised(got)}", level=case.level)
+        requirement, why = diagnosis or (case.requirements[0], "")
+        judge.require(False, requirement, f"{where}: valid, but parse refused it: {raised(got)}" + (f"; {why}" if why else ""),
+                      level=case.level if requirement == case.requirements[0] else None)
     if not case.valid and got.ok:
         judge.require(False, case.requirements[0], f"{where}: invalid, but parse accepted it", level=case.level)
+    if not case.valid:
+        judge.metrics["rejection"] = raised(got)[:200]
+        twin = case_by_id()[case.twin]
+        judge_twin(judge, twin, lambda: attempt(impl.parse, twin.codec), impl.name,
+                   lambda: parse_diagnosis(impl.parse, twin.codec) is not None)

@@ -421,7 +421,7 @@ def test_html_structure(matrix: model.Matrix) -> None:
     html = render_html.render(matrix)
     page = _Page()
     page.feed(html)
-    assert page.sections == ["summary", "parsing", "protection", "requirements", "cross", "rate-distortion", "throughput",
+    assert page.sections == ["summary", "roots", "parsing", "protection", "requirements", "cross", "rate-distortion", "throughput",
                              "spec-notes", "corpus", "environment"]
     assert page.topic_tables == len(matrix.topics)  # one heading row per section of the spec
     assert page.svgs >= 3  # rate-distortion per mode and throughput bars
@@ -703,7 +703,7 @@ def test_writer_settings_are_counted_apart_for_a_reader_only() -> None:
     assert m.judged_totals("viewer") == {"pass": 2} and m.writer_totals("viewer") == {"fail": 1}
     assert m.judged_totals("writer") == {"pass": 2, "fail": 1} and not m.writer_totals("writer")
     assert wording.verdict(m, viewer) == "as a reader, meets every MUST tested; writer settings at parse: 1 fail (counted apart)"
-    assert wording.verdict(m, writer) == "does not conform: 1 fail"
+    assert wording.verdict(m, writer) == "1 root finding (JPEG-Q-01); does not conform: 1 fail"
     assert wording.short_verdict(m, viewer) == "as a reader: meets every MUST tested"
     doc = {i["name"]: i for i in model.to_json(m)["implementations"]}
     assert doc["viewer"]["decode_only"] and doc["viewer"]["writer_setting_totals"] == {"fail": 1}

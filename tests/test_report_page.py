@@ -127,7 +127,7 @@ def test_the_page_reads_well_in_chromium(tmp_path: Path) -> None:
     said: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     facts = said["facts"]
     assert said["problems"] == []
-    assert facts["sections"] == ["summary", "parsing", "protection", "requirements", "cross", "rate-distortion", "throughput",
+    assert facts["sections"] == ["summary", "roots", "parsing", "protection", "requirements", "cross", "rate-distortion", "throughput",
                                  "spec-notes", "corpus", "environment"]
     assert facts["overflow"] <= 0, "the page scrolls sideways in a 1400-pixel window"
     assert facts["wide"] == [], f"tables wider than the page: {facts['wide']}"

@@ -427,3 +427,15 @@ class WritesLumaOnly(ImagecodecsAdapter):
         if parsed.encoded_color_space == "ycbcr" and isinstance(chunk, np.ndarray) and chunk.ndim == 3:
             return self._encode_gray(np.ascontiguousarray(color.rgb_to_ycbcr(chunk)[..., 0]), parsed.quality)  # the fault under test
         return super().encode(parsed, chunk)
+
+
+class RefusesOmittedSubsampling(ImagecodecsAdapter):
+    """Refuses a grayscale or rgb configuration without ``subsampling``, as zarrs_jpeg 0.2.0 does (JPEG-SUB-05)."""
+
+    name = "wrong-refuses-omitted-subsampling"
+
+    def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
+        cfg = codec.get("configuration") if isinstance(codec, Mapping) else None
+        if isinstance(cfg, Mapping) and cfg.get("encoded_color_space") in ("grayscale", "rgb") and "subsampling" not in cfg:
+            raise ConfigError("JPEG-SUB-04", "missing field 'subsampling'")
+        return super().parse(codec)
