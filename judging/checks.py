@@ -125,7 +125,15 @@ def judge_refusal(judge: Any, support: Support, stage: str, what: str, got: Atte
 
 
 def judge_error(judge: Any, what: str, got: Attempt[Any]) -> None:
-    """Record an exception that is not a rejection as the implementation's error."""
+    """Record an exception that is not a rejection as the implementation's error.
+
+    Its finding is the stage and the exception's type (``parse: RuntimeError``): one fault that
+    raises wherever a stage runs is one finding, whatever the cases' own rules.
+    """
+    stage = next((s for s in (*STAGES, "build") if what.split(" ", 1)[0] == s), "call")
+    exc = got.error or got.rejection
+    if getattr(judge, "finding", None) is None:
+        judge.finding = f"{stage}: {type(exc).__name__}"
     judge.finish(Outcome.ERROR, f"{what} raised an exception that is not a rejection: {raised(got)}\n{got.trace()}")
 
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import color
 from ..core.markers import LOSSLESS_SOF, StreamInfo
+from .diagnoses import FAULTS, diagnose_decode
 
 
 @dataclass(frozen=True)
@@ -125,14 +125,6 @@ def difference(got: np.ndarray, expected: np.ndarray) -> Difference:
     return Difference(int(diff.max()), float(diff.mean()))
 
 
-def _studio_range(rgb: np.ndarray) -> np.ndarray:
-    """An RGB decode as it comes out when its YCbCr is read as studio range (Y 16-235, chroma 16-240)."""
-    ycc = color.rgb_to_ycbcr(rgb).astype(np.float64)
-    ycc[..., 0] = (ycc[..., 0] - 16) * 255 / 219
-    ycc[..., 1:] = (ycc[..., 1:] - 128) * 255 / 224 + 128
-    return color.ycbcr_to_rgb(np.clip(np.rint(ycc), 0, 255).astype(np.uint8))
-
-
 def outside(got: np.ndarray, references: Sequence[np.ndarray]) -> Difference:
     """How far each sample of ``got`` lies outside the span (per sample, min to max) of ``references``."""
     if any(r.shape != got.shape for r in references):
@@ -153,34 +145,14 @@ def judge_decode(got: np.ndarray, references: Sequence[np.ndarray], family: str)
 
 
 def diagnose(got: np.ndarray, expected: np.ndarray, stored: str | None, decoded: str) -> tuple[str, str] | None:
-    """The classic bug a decode outside its tolerance looks like: (requirement it breaks, what).
+    """The classic bug a decode outside its tolerance looks like: (requirement it breaks, what), from
+    ``judging.diagnoses`` (its table decides the rule); None if no fault explains the decode.
 
     ``stored`` is the stream's stored colour space by the spec's rule, ``decoded`` the
-    configuration's decoded_color_space. A candidate explains the decode when the decode
-    lies at least four times closer to it than to the expected decode; None if none does.
+    configuration's decoded_color_space.
     """
-    if got.shape != expected.shape:
-        return None
-    candidates: list[tuple[np.ndarray, str, str]] = []
-    if expected.ndim == 3 and expected.shape[-1] == 3:
-        if stored == "rgb" or (stored == "ycbcr" and decoded == "ycbcr"):
-            requirement = "JPEG-ECS-12" if stored == "rgb" else "JPEG-DCS-06"
-            candidates.append((color.ycbcr_to_rgb(expected), requirement,
-                               "an inverse YCbCr transform applied to samples the stream stores untransformed"))
-        elif stored == "ycbcr":
-            candidates.append((color.rgb_to_ycbcr(expected), "JPEG-DCS-03", "the stored YCbCr returned without conversion to RGB"))
-            if decoded == "rgb":
-                candidates.append((_studio_range(expected), "JPEG-DCS-03",
-                                   "YCbCr read as studio range (BT.601 16-235), not JFIF's full range"))
-        candidates.append((expected[..., ::-1], "JPEG-DEC-02", "the three components in reverse order"))
-    if expected.shape[0] != expected.shape[1]:
-        swapped = np.ascontiguousarray(expected.swapaxes(0, 1)).reshape(expected.shape)
-        candidates.append((swapped, "JPEG-SHP-07", "height and width swapped"))
-    off = difference(got, expected).mean_abs
-    for candidate, requirement, what in candidates:
-        if difference(got, candidate).mean_abs * 4 < off:
-            return requirement, what
-    return None
+    fault = diagnose_decode(got, expected, stored, decoded)
+    return (FAULTS[fault].requirement, FAULTS[fault].words) if fault else None
 
 
 __all__ = ["FAMILIES", "Difference", "Tolerance", "diagnose", "difference", "family_for", "judge_decode", "outside"]

@@ -131,7 +131,8 @@ class Judge:
         self.metrics: dict[str, float | int | str] = {}
         self.outcome = Outcome.PASS
         self.messages: list[str] = []
-        #: The requirement the first broken MUST cites: the finding this case shows.
+        #: The finding this case shows: the requirement its first broken MUST cites, or for an
+        #: error the stage and the exception's type (``parse: RuntimeError``).
         self.finding: str | None = None
         #: The case whose failure this one stands on (outcome BLOCKED).
         self.blocked_by: str | None = None
@@ -195,9 +196,13 @@ class Judge:
             "outcome": self.outcome.value,
             "message": clip("\n".join(self.ordered_messages()), MAX_RECORD),
             "metrics": self.metrics,
-            **({"finding": self.finding} if self.finding and self.outcome is Outcome.FAIL else {}),
+            **({"finding": self.finding} if self.finding and self.outcome in _FINDINGS else {}),
             **({"blocked_by": self.blocked_by} if self.outcome is Outcome.BLOCKED else {}),
         }
+
+
+#: Outcomes whose record names its finding.
+_FINDINGS = frozenset({Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT})
 
 
 def _fail(message: str) -> NoReturn:

@@ -3,7 +3,7 @@
 A row's root findings are its failing cases (fail, error, crash, timeout) grouped by the rule
 each failure is charged to: the requirement its first broken MUST cites (``finding`` in the
 results line, chosen by the suites' diagnosis), or for an error, crash or timeout the outcome
-and the case's own first requirement. Cases ``blocked`` by a root case are counted under the
+with the stage and the exception's type (else the case's own first requirement). Cases ``blocked`` by a root case are counted under the
 finding of that case; they are no finding of their own.
 """
 
@@ -49,7 +49,7 @@ class RootFinding:
 
     @property
     def label(self) -> str:
-        """``JPEG-SUB-05`` for a broken rule, ``error (JPEG-DT-01)`` for an error on a case of that rule."""
+        """``JPEG-SUB-05`` for a broken rule, ``error (parse: RuntimeError)`` for an error."""
         return self.requirement if self.outcome == "fail" else f"{self.outcome} ({self.requirement})"
 
 
@@ -60,7 +60,7 @@ def finding_of(r: CaseResultLike) -> tuple[str, str] | None:
     if r.outcome == "fail":
         charged = r.charged()
         return "fail", r.finding or (charged[0] if charged else r.requirements[0] if r.requirements else "?")
-    return r.outcome, r.requirements[0] if r.requirements else "?"
+    return r.outcome, r.finding or (r.requirements[0] if r.requirements else "?")
 
 
 def root_findings(cases: Mapping[str, CaseResultLike]) -> list[RootFinding]:
@@ -74,7 +74,7 @@ def root_findings(cases: Mapping[str, CaseResultLike]) -> list[RootFinding]:
         by_case.setdefault(r.case, key)
         finding = found.get(key)
         if finding is None:
-            req = requirements().get(key[1])
+            req = requirements().get(key[1]) if key[0] == "fail" else None
             finding = found[key] = RootFinding(
                 requirement=key[1], outcome=key[0], level=req.level if req else r.level, text=req.text if req else "",
                 message=r.summary(300))

@@ -14,7 +14,8 @@ import pytest
 
 from zarr_jpeg_conformance.corpus.images import make_image, psnr
 from zarr_jpeg_conformance.corpus.modes import MODE, MODES, Mode
-from zarr_jpeg_conformance.judging.checks import Calls, constant_note, level_mark
+from zarr_jpeg_conformance.judging.checks import Calls, level_mark
+from zarr_jpeg_conformance.judging.diagnoses import cite, diagnose_quality, diagnose_roundtrip
 from zarr_jpeg_conformance.judging.tolerances import (
     PSNR_FLOORS,
     SHAPE_MIN_SIDE,
@@ -69,13 +70,20 @@ def test_shape_roundtrip(impl, mode, shape, judge) -> None:
     judge.metrics.update(psnr=round(value, 3), max_abs=worst, bytes=len(data))
     if not small:
         # See tolerances.SHAPE_PSNR_FLOOR: wrong axes or channels score far below it.
-        judge.require(value >= SHAPE_PSNR_FLOOR, "JPEG-SHP-07",
-                      f"PSNR {value:.2f} dB < {SHAPE_PSNR_FLOOR} dB: axes or channels mixed up?{constant_note(out, chunk)}")
-    else:
+        if value < SHAPE_PSNR_FLOOR:
+            requirement, why = _diagnosed(out, chunk, mode, data, 90, "JPEG-SHP-07")
+            judge.require(False, requirement, f"PSNR {value:.2f} dB < {SHAPE_PSNR_FLOOR} dB: {why}")
+    elif worst > SMALL_MAX_ABS:
         # Too few samples for a PSNR to mean much; see tolerances.SMALL_MAX_ABS.
-        judge.require(worst <= SMALL_MAX_ABS, "JPEG-SHP-07",
-                      f"a sample is {worst} levels off (limit {SMALL_MAX_ABS} for chunks under {SHAPE_MIN_SIDE} samples "
-                      f"a side): axes or channels mixed up, or padding decoded as data?{constant_note(out, chunk)}")
+        requirement, why = _diagnosed(out, chunk, mode, data, 90, "JPEG-SHP-07")
+        judge.require(False, requirement, f"a sample is {worst} levels off (limit {SMALL_MAX_ABS} for chunks under "
+                      f"{SHAPE_MIN_SIDE} samples a side; axes or channels mixed up, or padding decoded as data?): {why}")
+
+
+def _diagnosed(out: np.ndarray, chunk: np.ndarray, mode: Mode, data: bytes, quality: int, own: str) -> tuple[str, str]:
+    """(requirement, why) of a round trip's wrong samples: the fault they look like (judging.diagnoses), else ``own``."""
+    fault = diagnose_roundtrip(out, chunk, mode.encoded, mode.decoded) or diagnose_quality(data, quality)
+    return cite(fault, own)
 
 
 def _layouts(chunk: np.ndarray) -> dict[str, np.ndarray]:
@@ -123,8 +131,9 @@ def test_fidelity(impl, mode, kind, quality, floor, judge) -> None:
     out, data = _roundtrip(judge, impl, mode, quality, chunk)
     value = psnr(chunk, out)
     judge.metrics.update(psnr=round(value, 3), bytes=len(data), bpp=round(8 * len(data) / (64 * 96), 4), quality=quality)
-    judge.require(value >= floor, mode.fidelity_requirement,
-                  f"PSNR {value:.2f} dB at quality {quality} on '{kind}' is below the floor {floor} dB{constant_note(out, chunk)}")
+    if value < floor:
+        requirement, why = _diagnosed(out, chunk, mode, data, quality, mode.fidelity_requirement)
+        judge.require(False, requirement, f"PSNR {value:.2f} dB at quality {quality} on '{kind}' is below the floor {floor} dB: {why}")
 
 
 @pytest.mark.parametrize("mode", _mode_params([m for m in MODES if m.level == "MUST"] + [MODE["rgb"]]))
@@ -135,6 +144,9 @@ def test_quality_sweep(impl, mode, judge) -> None:
     points = []
     for q in SWEEP_QUALITIES:
         out, data = _roundtrip(judge, impl, mode, q, chunk)
+        if out.size and out.min() == out.max():
+            requirement, why = cite("constant", "JPEG-Q-02")
+            judge.require(False, requirement, f"quality {q}: {why}")
         points.append((q, psnr(chunk, out), len(data)))
     judge.metrics["sweep"] = ";".join(f"{q}:{p:.2f}:{n}" for q, p, n in points)
     (q_lo, p_lo, n_lo), (q_hi, p_hi, n_hi) = points[0], points[-1]

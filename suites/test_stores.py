@@ -165,8 +165,11 @@ def test_neuroglancer_chunk(impl, case: Store, judge: Any) -> None:
     refs = _references(data, jpeg, (z * y, x, c))
     ok, beyond, bounds = judge_decode(image, refs, family_for(inspect(data)))
     judge.metrics.update(outside_max=beyond.max_abs, outside_mean=round(beyond.mean_abs, 3))
-    judge.require(ok, "JPEG-INT-01", f"the chunk decodes {beyond} outside its expected decodes (max {bounds[0]}, mean {bounds[1]})"
-                  + constant_note(image, refs[0]))
+    if not ok:
+        found = diagnose(image, refs[0], inspect(data).stored_color_space, parse_codec(jpeg).decoded_color_space)
+        requirement, looks = found if found else ("JPEG-INT-01", "")
+        judge.require(False, requirement, f"the chunk decodes {beyond} outside its expected decodes (max {bounds[0]}, "
+                      f"mean {bounds[1]})" + (f"; it looks like {looks}" if looks else "") + constant_note(image, refs[0]))
 
 
 # ------------------------------------------------------------------ the corpus's own checks (no implementation)

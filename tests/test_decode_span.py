@@ -35,7 +35,7 @@ def test_diagnose_names_a_fault_once_the_decode_is_four_times_closer_to_it() -> 
 
 
 def test_the_studio_range_model_stretches_16_235_to_0_255() -> None:
-    from zarr_jpeg_conformance.judging.decode_tolerances import _studio_range
+    from zarr_jpeg_conformance.judging.diagnoses import _studio_range
 
     gray = np.array([[[16] * 3, [126] * 3, [235] * 3]], np.uint8)  # YCbCr (Y, 128, 128) of these grays is Y
     assert _studio_range(gray)[0, :, 0].tolist() == [0, 128, 255]

@@ -72,8 +72,9 @@ FAULTS = [
     Fault("IgnoresApp14", "rgb-ids-no-app14", "warn", "JPEG-X-12"),
     Fault("ReturnsTruncated", "truncated", "warn", "JPEG-X-07"),
     Fault("ReturnsTruncated", "missing-eoi", "warn", "JPEG-X-07"),
-    Fault("Transposes", "reference.ycbcr-444", "fail", "JPEG-SHP-07"),
-    Fault("Transposes", "reference.gray", "fail", "JPEG-SHP-07"),
+    # Diagnosed: "height and width swapped" breaks JPEG-DIM-01 (judging/diagnoses.py).
+    Fault("Transposes", "reference.ycbcr-444", "fail", "JPEG-DIM-01"),
+    Fault("Transposes", "reference.gray", "fail", "JPEG-DIM-01"),
     Fault("SizesFromHeader", "forged", "fail", "JPEG-DIM-03"),
     Fault("SizesFromHeader", "forged", "fail", "JPEG-X-13"),
     Fault("SizesFromHeader", "size-mismatch", "fail", "JPEG-DIM-03"),

@@ -36,7 +36,9 @@ class LenientParse(ImagecodecsAdapter):
     name = "wrong-lenient-parse"
 
     def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
-        cfg = dict(codec.get("configuration") or {})
+        if not isinstance(codec, Mapping) or not isinstance(codec.get("configuration"), Mapping):
+            return super().parse(codec)
+        cfg = dict(codec["configuration"])
         q = cfg.get("quality")
         if isinstance(q, int) and not isinstance(q, bool):
             cfg["quality"] = min(max(q, 1), 100)
@@ -131,16 +133,24 @@ class CastsDtype(ImagecodecsAdapter):
 
 
 class AnyShape(ImagecodecsAdapter):
-    """Encodes 1D chunks as one row and squeezes leading size-1 axes."""
+    """Encodes 1D chunks as one row (JPEG-SHP-01)."""
 
     name = "wrong-any-shape"
 
     def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
-        if isinstance(chunk, np.ndarray):
-            if chunk.ndim == 1:
-                chunk = chunk.reshape(1, -1)
-            while chunk.ndim > 3 and chunk.shape[0] == 1:
-                chunk = chunk[0]
+        if isinstance(chunk, np.ndarray) and chunk.ndim == 1:
+            chunk = chunk.reshape(1, -1)
+        return super().encode(parsed, chunk)
+
+
+class SqueezesLeadingAxes(ImagecodecsAdapter):
+    """Squeezes leading size-1 axes of a 4D or 5D chunk and encodes what is left (JPEG-SHP-06)."""
+
+    name = "wrong-squeezes-leading-axes"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        while isinstance(chunk, np.ndarray) and chunk.ndim > 3 and chunk.shape[0] == 1:
+            chunk = chunk[0]
         return super().encode(parsed, chunk)
 
 
@@ -163,6 +173,8 @@ class Progressive(ImagecodecsAdapter):
 
         from PIL import Image
 
+        if max(plane.shape) > 65500:  # libjpeg's own limit: the base's refusal, not this fault
+            return super()._encode_gray(plane, quality)
         buf = io.BytesIO()
         Image.fromarray(plane, "L").save(buf, "JPEG", quality=quality, progressive=True)
         return buf.getvalue()
@@ -424,7 +436,8 @@ class WritesLumaOnly(ImagecodecsAdapter):
 
     def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
         assert isinstance(parsed, JpegConfig)
-        if parsed.encoded_color_space == "ycbcr" and isinstance(chunk, np.ndarray) and chunk.ndim == 3:
+        if (parsed.encoded_color_space == "ycbcr" and isinstance(chunk, np.ndarray) and chunk.ndim == 3 and chunk.dtype == np.uint8
+                and chunk.shape[-1] == 3 and min(chunk.shape[:2]) >= 16 and max(chunk.shape[:2]) <= 65500):
             return self._encode_gray(np.ascontiguousarray(color.rgb_to_ycbcr(chunk)[..., 0]), parsed.quality)  # the fault under test
         return super().encode(parsed, chunk)
 

@@ -1,0 +1,137 @@
+"""One deviation, one finding: every wrong adapter's root findings cite the rule it breaks, and only that.
+
+Every deliberately wrong adapter of tests/wrong_adapters.py runs through every suite that
+judges one implementation (the cross suite pairs implementations and is left out), in two
+pytest processes, and the report's own code (``report.roots``) groups its failures into root
+findings. The attribution accuracy, printed at the end, is the share of wrong adapters whose
+only root finding is the rule they break.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from zarr_jpeg_conformance.report import model
+
+TESTS = Path(__file__).resolve().parent
+SUITES = TESTS.parent / "suites"
+
+#: Wrong adapter -> the rule it breaks (a MUST: its one root finding), or, for an error, its stage and exception.
+BREAKS: dict[str, str] = {
+    "AnyShape": "JPEG-SHP-01",
+    "SqueezesLeadingAxes": "JPEG-SHP-06",
+    "CastsDtype": "JPEG-DT-01",
+    "ChannelSwap": "JPEG-DEC-02",
+    "ConvertsRgb": "JPEG-ECS-05",
+    "CrashesOnParse": "error (parse: KeyError)",
+    "CrashesOnWrongDtype": "error (encode: RuntimeError)",
+    "DecodesZeros": "JPEG-DEC-01",
+    "EncodeReturnsText": "JPEG-FMT-01",
+    "WrongFactors": "JPEG-SUB-02",
+    "FactorsWhenTiny": "JPEG-SUB-02",
+    "HidesLowQuality": "JPEG-Q-02",
+    "IgnoresQuality": "JPEG-Q-02",
+    "QualityTen": "JPEG-Q-02",
+    "LenientParse": "JPEG-Q-01",
+    "NoApp14": "JPEG-ECS-06",
+    "ParseCrashes": "error (parse: RuntimeError)",
+    "Progressive": "JPEG-GEN-01",
+    "ProgressiveWhenLarge": "JPEG-GEN-01",
+    "ReadsMemoryOrder": "JPEG-ENC-02",
+    "RefusesOmittedSubsampling": "JPEG-SUB-05",
+    "RejectsRequired": "JPEG-SUB-08",
+    "RejectsRequiredAtEncode": "JPEG-SUB-08",
+    "ReturnsBytes": "JPEG-DEC-03",
+    "ReusesOutputBuffer": "JPEG-DEC-01",
+    "RgbDecodeRefused": "JPEG-ECS-11",
+    "SwapsOneColumn": "JPEG-DIM-01",
+    "TransposedAxes": "JPEG-DIM-01",
+    "WritesLumaOnly": "JPEG-ECS-02",
+    "PassthroughConverts": "JPEG-DCS-03",
+    "DecodeFollowsConfig": "JPEG-DEC-01",
+    "BelowTheFloors": "JPEG-Q-02",
+}
+#: Wrong adapters whose fault is a SHOULD: no root finding, a warning citing the rule.
+WARNS: dict[str, str] = {"NoJfif": "JPEG-X-06", "NonMonotoneStep": "JPEG-X-16"}
+#: Root findings beside the adapter's own that the suites cannot yet attribute to it, with why.
+#: Each is a known gap of the diagnosis, shown here rather than hidden; the accuracy counts it.
+NOT_YET: dict[str, tuple[set[str], str]] = {
+    "TransposedAxes": ({"JPEG-SUB-08", "JPEG-DCS-06", "JPEG-ECS-11", "JPEG-ECS-08", "JPEG-MCU-01", "JPEG-FMT-01",
+                        "JPEG-DEC-01", "JPEG-INT-01", "JPEG-ECS-12"},
+                       "its decode refuses every non-square stream (the stream's size against the swapped chunk shape): "
+                       "a decode refusal is not yet probed with the chunk's sides swapped"),
+    "PassthroughConverts": ({"JPEG-DEC-01"}, "the decode-stream suite's YCbCr passthrough cases find no classic fault in "
+                            "its decode of YCbCr converted from RGB"),
+    "DecodeFollowsConfig": ({"JPEG-DCS-06", "JPEG-DCS-03", "JPEG-ECS-12", "error (decode: Jpeg8Error)", "timeout (JPEG-DIM-03)"},
+                            "decoding by the configuration breaks several rules at once, one per kind of stream"),
+    "BelowTheFloors": ({"JPEG-DCS-03", "JPEG-ECS-03", "JPEG-ECS-05"},
+                       "one quality step under a fidelity floor leaves tables too close to the asked quality's to name "
+                       "'quality lower than asked': the floors themselves are issue 23's"),
+    "RgbDecodeRefused": ({"JPEG-DEC-01"}, "the rgb configuration's decode of a YCbCr stream is refused too"),
+}
+ALL = {**BREAKS, **WARNS}
+
+
+def _run(names: list[str], out: Path) -> None:
+    suites = sorted(str(p) for p in SUITES.glob("test_*.py") if p.name != "test_cross.py")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    subprocess.run(
+        [sys.executable, "-m", "pytest", *suites, "--corpus-checks", "skip", "-p", "no:cacheprovider", "-q", "-W", "ignore",
+         "--results", str(out), *(f"--impl=wrong_adapters:{n}" for n in names)],
+        cwd=TESTS, env=env, capture_output=True, text=True, timeout=1800, check=False)
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[list[str], int]]:
+    """Adapter class -> (its root finding labels, first first; its warnings' messages joined)."""
+    spec = importlib.util.spec_from_file_location("attribution_wrong_adapters", TESTS / "wrong_adapters.py")
+    assert spec is not None and spec.loader is not None
+    wrong_adapters = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(wrong_adapters)
+    folder = tmp_path_factory.mktemp("attribution")
+    names = sorted(ALL)
+    halves = [names[0::2], names[1::2]]
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda i: _run(halves[i], folder / f"part{i}.jsonl"), range(2)))
+    results = model.read_results(sorted(folder.glob("part*.jsonl")))
+    matrix = model.build(results)
+    by_class = {getattr(wrong_adapters, n).name: n for n in names}
+    found: dict[str, tuple[list[str], int]] = {}
+    for impl in matrix.implementations:
+        warned = sum(1 for c in matrix.cases[impl.name].values() if c.outcome == "warn" and WARNS.get(by_class[impl.name], "?") in c.message)
+        found[by_class[impl.name]] = ([f.label for f in matrix.roots(impl.name)], warned)
+    return found
+
+
+@pytest.mark.parametrize("adapter", sorted(BREAKS))
+def test_root_findings_cite_the_rule_broken(roots: dict[str, tuple[list[str], int]], adapter: str) -> None:
+    labels, _ = roots[adapter]
+    if adapter not in NOT_YET:
+        assert labels == [BREAKS[adapter]], f"{adapter}: root findings {labels}, expected only {BREAKS[adapter]}"
+        return
+    extra, why = NOT_YET[adapter]
+    assert BREAKS[adapter] in labels and set(labels) - {BREAKS[adapter]} == extra, (
+        f"{adapter}: root findings {labels}; expected {BREAKS[adapter]} and the known gap {sorted(extra)} ({why})")
+
+
+@pytest.mark.parametrize("adapter", sorted(WARNS))
+def test_a_should_fault_is_a_warning_and_no_root(roots: dict[str, tuple[list[str], int]], adapter: str) -> None:
+    labels, warned = roots[adapter]
+    assert not labels and warned, f"{adapter}: root findings {labels}, warnings citing {WARNS[adapter]}: {warned}"
+
+
+def test_attribution_accuracy(roots: dict[str, tuple[list[str], int]], capsys: pytest.CaptureFixture[str]) -> None:
+    """Printed: wrong adapters whose only root finding is their own rule (a SHOULD fault: none), out of all."""
+    right = [a for a in ALL if roots[a][0] == ([BREAKS[a]] if a in BREAKS else [])]
+    with capsys.disabled():
+        print(f"\nattribution accuracy: {len(right)}/{len(ALL)} wrong adapters have exactly their own root finding "
+              f"({100 * len(right) / len(ALL):.0f} %); not yet: {', '.join(sorted(set(ALL) - set(right))) or 'none'}")
+    assert len(right) == len(ALL) - len(NOT_YET), json.dumps({a: roots[a][0] for a in ALL if a not in right})
