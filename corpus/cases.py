@@ -205,4 +205,16 @@ def chunk_case_for(codec: Any, shape: tuple[int, ...], dtype: str) -> ChunkCase 
 @cache
 def case_by_id() -> dict[str, ConfigCase | ChunkCase | BuildCase]:
     """Every configuration, chunk and build case by its id."""
-    return {c.id: c for c in (*config_cases(), *chunk_cases(), *build_cases())}
+    out: dict[str, ConfigCase | ChunkCase | BuildCase] = {}
+    for kind in (config_cases(), chunk_cases(), build_cases()):
+        for case in kind:
+            out[case.id] = case
+    return out
+
+
+def twin_of(case: ConfigCase | ChunkCase | BuildCase) -> Any:
+    """The valid twin an invalid case names, of the case's own kind; KeyError if the corpus has none."""
+    twin = case_by_id().get(case.twin or "")
+    if twin is None or type(twin) is not type(case):
+        raise KeyError(f"{case.id}: its twin {case.twin!r} is no {type(case).__name__} of the corpus")
+    return twin

@@ -39,7 +39,8 @@ MAX_MESSAGE = 700
 CSS = """
 :root { --pass:#e2f3e6; --pass-fg:#14572a; --warn:#fff1c2; --warn-fg:#6b4e00; --unsupported:#e9edf2;
   --unsupported-fg:#44505f; --fail:#fadcdc; --fail-fg:#8f1b1b; --error:#f3d7ef; --error-fg:#71145f;
-  --crash:#f5c4c4; --crash-fg:#5c0b0b; --blocked:#ece6f5; --blocked-fg:#4b3a6b; --timeout:#f5c4c4; --timeout-fg:#5c0b0b; --none:#f7f7f7; --none-fg:#9a9a9a; }
+  --crash:#f5c4c4; --crash-fg:#5c0b0b; --blocked:#ece6f5; --blocked-fg:#4b3a6b;
+  --timeout:#f5c4c4; --timeout-fg:#5c0b0b; --none:#f7f7f7; --none-fg:#9a9a9a; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d1d1f; margin: 0; background: #fff; }
 header, main { max-width: 1320px; margin: 0 auto; padding: 0 20px; }
@@ -586,7 +587,8 @@ def render(m: Matrix) -> str:
     names = ", ".join(i.name for i in m.implementations) or "none"
     nav = "".join(
         f'<a href="#{a}">{t}</a>'
-        for a, t in (("summary", "Summary"), ("roots", "Root findings"), ("parsing", "Configuration parsing"), ("protection", "What a codec author must add"),
+        for a, t in (("summary", "Summary"), ("roots", "Root findings"), ("parsing", "Configuration parsing"),
+                     ("protection", "What a codec author must add"),
                      ("requirements", "Requirements"), ("cross", "Encoder × decoder"), ("rate-distortion", "Rate–distortion"),
                      ("throughput", "Throughput"), ("spec-notes", "Spec notes"), ("corpus", "Corpus checks"),
                      ("environment", "Environment"))

@@ -19,12 +19,18 @@ from ..corpus.registry import requirements
 class CaseResultLike(Protocol):
     """What this module reads of a results line (``model.CaseResult``)."""
 
-    case: str
-    outcome: str
-    level: str
-    requirements: tuple[str, ...]
-    finding: str | None
-    blocked_by: str | None
+    @property
+    def case(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def requirements(self) -> tuple[str, ...]: ...
+    @property
+    def finding(self) -> str | None: ...
+    @property
+    def blocked_by(self) -> str | None: ...
 
     def charged(self) -> list[str]: ...
 

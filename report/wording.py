@@ -176,8 +176,9 @@ def mode_order(modes: list[str]) -> list[str]:
     return sorted(modes, key=lambda m: (known.index(m) if m in known else len(known), m))
 
 
-__all__ = ["COLUMNS", "MEANING", "ROOTS_INTRO", "SYMBOL", "root_rows", "cell_text", "compact_cell_text", "counts_text", "evidence_groups", "mode_order", "parse_only",
-           "protection_columns", "protection_intro", "short_verdict", "untested_row", "untested_text", "verdict", "versions_text"]
+__all__ = ["COLUMNS", "MEANING", "ROOTS_INTRO", "SYMBOL", "cell_text", "compact_cell_text", "counts_text", "evidence_groups",
+           "mode_order", "parse_only",
+           "protection_columns", "protection_intro", "root_rows", "short_verdict", "untested_row", "untested_text", "verdict", "versions_text"]
 
 
 def root_rows(findings: list[RootFinding]) -> list[list[str]]:

@@ -27,10 +27,11 @@ from jsonschema.exceptions import best_match
 
 from zarr_jpeg_conformance.core.config import CODEC_MEMBERS, CONFIG_MEMBERS, JpegConfig, parse_codec
 from zarr_jpeg_conformance.core.errors import ConfigError
-from zarr_jpeg_conformance.corpus.cases import BuildCase, build_cases
+from zarr_jpeg_conformance.corpus.cases import BuildCase, build_cases, twin_of
 from zarr_jpeg_conformance.corpus.images import make_image
 from zarr_jpeg_conformance.corpus.registry import load_json
 from zarr_jpeg_conformance.judging.checks import case_params, judge_error, judge_refusal, raised, support_of
+from zarr_jpeg_conformance.judging.roots import judge_twin
 from zarr_jpeg_conformance.judging.verdict import Attempt, Outcome, attempt
 from zarr_jpeg_conformance.judging.written import check_written
 
@@ -65,6 +66,10 @@ def test_build(impl: Any, case: BuildCase, judge: Any) -> None:
     if got.rejection is not None:
         if case.expect == "built":
             _judge_refusal(judge, case, got, where)
+        if case.expect == "refused":
+            # A refusal counts only where the builder builds the valid twin, one option away.
+            twin = twin_of(case)
+            judge_twin(judge, twin, lambda: attempt(impl.build, json.loads(json.dumps(twin.options))), impl.name)
         return  # refused options that make no valid configuration, or ones it may refuse
     if case.expect == "refused":
         _judge_built_invalid(judge, case, got.value, where)

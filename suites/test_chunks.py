@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from zarr_jpeg_conformance.corpus.cases import case_by_id, chunk_cases
+from zarr_jpeg_conformance.corpus.cases import chunk_cases, twin_of
 from zarr_jpeg_conformance.corpus.images import make_chunk
 from zarr_jpeg_conformance.judging.checks import Calls, case_params, judge_error, raised
 from zarr_jpeg_conformance.judging.roots import judge_twin
@@ -30,7 +30,7 @@ def test_encode_chunk(impl, case, judge) -> None:
             judge_error(judge, f"encode of the invalid {where}", got)
         judge.require(got.rejection is not None, case.requirements[0], f"{where}: encode accepted it", level=case.level)
         judge.metrics["rejection"] = raised(got)[:200]
-        twin = case_by_id()[case.twin]
+        twin = twin_of(case)
         spec = twin.chunk
         judge_twin(judge, twin, lambda: attempt(impl.encode, parsed, make_chunk(spec.shape, spec.dtype, spec.fill)), impl.name)
         return

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from zarr_jpeg_conformance.corpus.cases import case_by_id, config_cases
+from zarr_jpeg_conformance.corpus.cases import config_cases, twin_of
 from zarr_jpeg_conformance.judging.checks import case_params, judge_error, raised
 from zarr_jpeg_conformance.judging.roots import judge_twin, parse_diagnosis
 from zarr_jpeg_conformance.judging.verdict import Outcome, attempt
@@ -35,6 +35,6 @@ def test_parse(impl, case, judge) -> None:
         judge.require(False, case.requirements[0], f"{where}: invalid, but parse accepted it", level=case.level)
     if not case.valid:
         judge.metrics["rejection"] = raised(got)[:200]
-        twin = case_by_id()[case.twin]
+        twin = twin_of(case)
         judge_twin(judge, twin, lambda: attempt(impl.parse, twin.codec), impl.name,
                    lambda: parse_diagnosis(impl.parse, twin.codec) is not None)

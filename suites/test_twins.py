@@ -20,21 +20,23 @@ from zarr_jpeg_conformance.corpus.cases import (
     ChunkCase,
     ConfigCase,
     build_cases,
-    case_by_id,
     chunk_cases,
     chunk_places,
     config_cases,
     differing_places,
+    twin_of,
 )
 
-INVALID = [c for c in (*config_cases(), *chunk_cases()) if not c.valid] + [c for c in build_cases() if c.expect == "refused"]
+INVALID: list[ConfigCase | ChunkCase | BuildCase] = [
+    *(c for c in config_cases() if not c.valid), *(c for c in chunk_cases() if not c.valid),
+    *(c for c in build_cases() if c.expect == "refused")]
 
 
-def _twin(case: Any) -> Any:
-    twin = case_by_id().get(case.twin or "")
-    assert twin is not None, f"{case.id}: its twin {case.twin!r} is no case of the corpus"
-    assert type(twin) is type(case), f"{case.id}: its twin {twin.id} is a {type(twin).__name__}, not a {type(case).__name__}"
-    return twin
+def _twin(case: ConfigCase | ChunkCase | BuildCase) -> Any:
+    try:
+        return twin_of(case)
+    except KeyError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.mark.parametrize("case", INVALID, ids=[c.id for c in INVALID])
