@@ -484,7 +484,9 @@ def pytest_runtest_makereport(
         # The test itself raised: an error of the implementation (or of the suite).
         j.outcome = Outcome.ERROR
         j.messages.append(clip(f"error: {call.excinfo.exconly() if call.excinfo else report.longreprtext}"))
-    harness = _harness_outcome(item, call)
+    # A blocked case's crash or timeout came from probing what it stands on (a valid twin, a
+    # precondition): the root case shows it, this one stays blocked.
+    harness = _harness_outcome(item, call) if j.outcome is not Outcome.BLOCKED else None
     if harness is not None:
         # The suite saw an exception; the cause is the process dying or hanging.
         j.outcome, text = harness

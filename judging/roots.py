@@ -146,6 +146,10 @@ def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: obj
     """
     if chunk.ndim < 2:
         return None
+    if chunk.ndim == 3 and chunk.shape[2] == 1 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., 0])).ok:
+        return "JPEG-SHP-03", "it encodes the same samples as an (H, W) chunk but refuses them as (H, W, 1), which is grayscale too"
+    if chunk.ndim == 2 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., None])).ok:
+        return "JPEG-SHP-02", "it encodes the same samples as an (H, W, 1) chunk but refuses them as (H, W), which is grayscale too"
     height, width = chunk.shape[:2]
     small = np.full((16, 16, *chunk.shape[2:]), 128, dtype=chunk.dtype)
     if (height, width) == (16, 16) or not attempt(encode, parsed, small).ok:

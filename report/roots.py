@@ -86,11 +86,16 @@ def root_findings(cases: Mapping[str, CaseResultLike]) -> list[RootFinding]:
                 message=r.summary(300))
         if r.case not in finding.cases:
             finding.cases.append(r.case)
+    blocked_by = {r.case: r.blocked_by for r in cases.values() if r.outcome == "blocked" and r.blocked_by}
     unknown: RootFinding | None = None
     for r in cases.values():
         if r.outcome != "blocked":
             continue
-        key = by_case.get(r.blocked_by or "")
+        root, seen = r.blocked_by or "", {r.case}
+        while root in blocked_by and root not in seen:  # blocked by a case that is blocked itself: its root
+            seen.add(root)
+            root = blocked_by[root] or ""
+        key = by_case.get(root)
         if key is not None:
             found[key].blocked += 1
             continue

@@ -58,6 +58,17 @@ BREAKS: dict[str, str] = {
     "PassthroughConverts": "JPEG-DCS-03",
     "DecodeFollowsConfig": "JPEG-DEC-01",
     "BelowTheFloors": "JPEG-Q-02",
+    "DefaultsQuality": "JPEG-Q-05",
+    "AnyEncodedColorSpaceName": "JPEG-ECS-01",
+    "DefaultsEncodedColorSpace": "JPEG-ECS-07",
+    "AnyColorCombination": "JPEG-DCS-04",
+    "AnyFactors": "JPEG-SUB-01",
+    "SubsampledChroma": "JPEG-SUB-03",
+    "AnyDefaultSubsampling": "JPEG-SUB-07",
+    "FillsComponents": "JPEG-CFG-02",
+    "KeepsThreeChannels": "JPEG-SHP-05",
+    "CropsToTheLimit": "JPEG-DIM-02",
+    "RefusesChannelAxisOfOne": "JPEG-SHP-03",
 }
 #: Wrong adapters whose fault is a SHOULD: no root finding, a warning citing the rule.
 WARNS: dict[str, str] = {"NoJfif": "JPEG-X-06", "NonMonotoneStep": "JPEG-X-16"}

@@ -33,7 +33,7 @@ TESTS = Path(__file__).resolve().parent
 SERVER = [sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server"]
 REQUIREMENTS = {r["id"]: r for r in json.loads((ROOT / "fixtures" / "requirements.json").read_text())["requirements"]}
 FILES = sorted((ROOT / "fixtures" / "builds").glob("*.json"))
-KEY_ORDER = ("id", "description", "requirements", "level", "options", "expect", "configuration", "comment")
+KEY_ORDER = ("id", "description", "requirements", "level", "options", "expect", "twin", "configuration", "comment")
 
 pytest.importorskip("zarr")
 

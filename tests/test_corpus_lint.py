@@ -23,7 +23,7 @@ SCHEMAS = ROOT / "schema"
 
 CASE_ID = re.compile(r"^config\.[a-z0-9]+(?:[.-][a-z0-9]+)*$")
 REQUIREMENT_ID = re.compile(r"^JPEG-[A-Z]+-[0-9]{2}$")
-CASE_KEY_ORDER = ("id", "description", "requirements", "level", "codec", "valid", "comment")
+CASE_KEY_ORDER = ("id", "description", "requirements", "level", "codec", "valid", "twin", "comment")
 # Descriptions say what a case is, not what a test does or what an implementation ought to do.
 BANNED_WORDS = re.compile(r"\b(should|test|tests|testing|check|checks|verify|verifies|ensure|ensures)\b", re.I)
 MAX_DESCRIPTION = 99

@@ -40,13 +40,24 @@ def test_a_refusal_of_quality_is_charged_to_the_range() -> None:
 
 def test_a_refusal_of_a_large_chunk_is_charged_to_the_size_limit() -> None:
     def small_only(parsed: object, chunk: np.ndarray) -> bytes:
-        if max(chunk.shape[:2]) > 60000:
-            raise ValueError("too large")
+        if max(chunk.shape[:2]) > 60000 or chunk.shape[0] % 8 or chunk.shape[1] % 8:
+            raise ValueError("too large, or not whole blocks")
         return b"\xff\xd8"
 
     assert roots.encode_diagnosis(small_only, None, np.zeros((8, 65500), np.uint8), (8, 8))[0] == "JPEG-DIM-02"
     assert roots.encode_diagnosis(small_only, None, np.zeros((5, 7), np.uint8), (8, 8))[0] == "JPEG-MCU-01"
-    assert roots.encode_diagnosis(small_only, None, np.zeros((32, 32), np.uint8), (8, 8)) is None
+
+    def nothing(parsed: object, chunk: np.ndarray) -> bytes:
+        raise ValueError("no")
+
+    assert roots.encode_diagnosis(nothing, None, np.zeros((32, 32), np.uint8), (8, 8)) is None
+
+    def flat_only(parsed: object, chunk: np.ndarray) -> bytes:
+        if chunk.ndim == 3 and chunk.shape[2] == 1:
+            raise ValueError("no channel axis, please")
+        return b"\xff\xd8"
+
+    assert roots.encode_diagnosis(flat_only, None, np.zeros((32, 32, 1), np.uint8), (8, 8))[0] == "JPEG-SHP-03"
 
 
 def test_the_first_case_meeting_a_failure_is_its_root_and_the_next_is_blocked() -> None:
@@ -94,14 +105,15 @@ def test_root_findings_count_a_deviation_once_and_the_cases_it_blocks() -> None:
         _result("config.a", "fail", finding="JPEG-SUB-05"),
         _result("config.b", "fail", finding="JPEG-SUB-05"),
         _result("round.c", "blocked", blocked_by="config.a"),
-        _result("round.d", "blocked", blocked_by="config.b"),
+        _result("round.d", "blocked", blocked_by="round.g"),
+        _result("round.g", "blocked", blocked_by="config.b"),  # a chain: counted under its root
         _result("chunk.e", "error", finding="encode: RuntimeError"),
         _result("chunk.f", "pass"),
     ]}
     found = root_findings(cases)
     assert [(f.label, f.cases, f.blocked) for f in found] == [
-        ("JPEG-SUB-05", ["config.a", "config.b"], 2), ("error (encode: RuntimeError)", ["chunk.e"], 0)]
-    assert roots_text(found, 2) == "2 root findings (JPEG-SUB-05, error (encode: RuntimeError)); 2 cases blocked"
+        ("JPEG-SUB-05", ["config.a", "config.b"], 3), ("error (encode: RuntimeError)", ["chunk.e"], 0)]
+    assert roots_text(found, 3) == "2 root findings (JPEG-SUB-05, error (encode: RuntimeError)); 3 cases blocked"
 
 
 def test_the_verdict_names_the_roots_and_a_blocked_case_is_no_failure() -> None:

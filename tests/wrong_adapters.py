@@ -452,3 +452,134 @@ class RefusesOmittedSubsampling(ImagecodecsAdapter):
         if isinstance(cfg, Mapping) and cfg.get("encoded_color_space") in ("grayscale", "rgb") and "subsampling" not in cfg:
             raise ConfigError("JPEG-SUB-04", "missing field 'subsampling'")
         return super().parse(codec)
+
+
+class _IgnoresRule(ImagecodecsAdapter):
+    """Accepts the invalid configurations that one parse rule rejects, as if the rule were not there.
+
+    ``_accepts(codec, error)`` says which of core's rejections to let through; what is accepted
+    is never used to encode (no suite encodes an invalid configuration).
+    """
+
+    rule = ""
+
+    def _accepts(self, codec: Mapping[str, Any]) -> bool:
+        return True
+
+    def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
+        try:
+            return super().parse(codec)
+        except ConfigError as exc:
+            if exc.requirement == self.rule and isinstance(codec, Mapping) and isinstance(codec.get("configuration"), Mapping) \
+                    and self._accepts(codec["configuration"]):
+                return JpegConfig(90, "grayscale", "grayscale", ((1, 1),))  # the fault under test
+            raise
+
+
+class DefaultsQuality(_IgnoresRule):
+    """Takes a configuration without ``quality`` as quality 90 (JPEG-Q-05: no default when parsing)."""
+
+    name, rule = "wrong-defaults-quality", "JPEG-Q-05"
+
+
+class AnyEncodedColorSpaceName(_IgnoresRule):
+    """Accepts any spelling of ``encoded_color_space`` (JPEG-ECS-01)."""
+
+    name, rule = "wrong-any-encoded-color-space", "JPEG-ECS-01"
+
+
+class DefaultsEncodedColorSpace(_IgnoresRule):
+    """Takes a configuration without ``encoded_color_space`` as grayscale (JPEG-ECS-07: required, no default)."""
+
+    name, rule = "wrong-defaults-encoded-color-space", "JPEG-ECS-07"
+
+
+class AnyColorCombination(_IgnoresRule):
+    """Accepts any decoded x encoded combination, not only the spec's four (JPEG-DCS-04)."""
+
+    name, rule = "wrong-any-color-combination", "JPEG-DCS-04"
+
+
+class AnyFactors(_IgnoresRule):
+    """Accepts sampling factors outside 1-4, of any shape (JPEG-SUB-01)."""
+
+    name, rule = "wrong-any-factors", "JPEG-SUB-01"
+
+    def _accepts(self, cfg: Mapping[str, Any]) -> bool:
+        return isinstance(cfg.get("subsampling"), list)
+
+
+class SubsampledChroma(_IgnoresRule):
+    """Accepts chroma factors other than [1, 1] (JPEG-SUB-03)."""
+
+    name, rule = "wrong-subsampled-chroma", "JPEG-SUB-03"
+
+
+class AnyDefaultSubsampling(_IgnoresRule):
+    """Accepts a grayscale or rgb ``subsampling`` that differs from its default (JPEG-SUB-07)."""
+
+    name, rule = "wrong-any-default-subsampling", "JPEG-SUB-07"
+
+    def _accepts(self, cfg: Mapping[str, Any]) -> bool:
+        return isinstance(cfg.get("subsampling"), list)
+
+
+class _EncodesAnyway(ImagecodecsAdapter):
+    """Encodes chunks the spec rejects by first making them into ones it accepts (``_repair``)."""
+
+    def _repair(self, parsed: JpegConfig, chunk: np.ndarray) -> np.ndarray | None:
+        return None
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(parsed, JpegConfig) and isinstance(chunk, np.ndarray) and chunk.dtype == np.uint8:
+            repaired = self._repair(parsed, chunk)
+            if repaired is not None:
+                return super().encode(parsed, repaired)  # the fault under test
+        return super().encode(parsed, chunk)
+
+
+class FillsComponents(_EncodesAnyway):
+    """Makes a chunk's component count fit the configuration: gray repeated into three, colour averaged into one (JPEG-CFG-02)."""
+
+    name = "wrong-fills-components"
+
+    def _repair(self, parsed: JpegConfig, chunk: np.ndarray) -> np.ndarray | None:
+        channels = chunk.shape[2] if chunk.ndim == 3 else 1
+        if chunk.ndim not in (2, 3) or channels not in (1, 3) or min(chunk.shape[:2]) == 0 or channels == parsed.components:
+            return None
+        plane = chunk if chunk.ndim == 2 else chunk[..., 0] if channels == 1 else chunk.mean(axis=2).astype(np.uint8)
+        return np.ascontiguousarray(np.repeat(plane[..., None], 3, axis=2) if parsed.components == 3 else plane)
+
+
+class KeepsThreeChannels(_EncodesAnyway):
+    """Encodes the first channels of a chunk with 2, 4 or more channels (JPEG-SHP-05)."""
+
+    name = "wrong-keeps-three-channels"
+
+    def _repair(self, parsed: JpegConfig, chunk: np.ndarray) -> np.ndarray | None:
+        if chunk.ndim != 3 or chunk.shape[2] in (1, 3) or min(chunk.shape[:2]) == 0:
+            return None
+        wanted = parsed.components
+        return np.ascontiguousarray(chunk[..., :1] if wanted == 1 or chunk.shape[2] < 3 else chunk[..., :3])
+
+
+class CropsToTheLimit(_EncodesAnyway):
+    """Crops a side over 65535 to 65500 and encodes the rest (JPEG-DIM-02)."""
+
+    name = "wrong-crops-to-the-limit"
+
+    def _repair(self, parsed: JpegConfig, chunk: np.ndarray) -> np.ndarray | None:
+        if chunk.ndim < 2 or max(chunk.shape[:2]) <= 65535:
+            return None
+        return np.ascontiguousarray(chunk[:65500, :65500])
+
+
+class RefusesChannelAxisOfOne(ImagecodecsAdapter):
+    """Refuses an (H, W, 1) chunk, which the spec takes as grayscale (JPEG-SHP-03)."""
+
+    name = "wrong-refuses-channel-axis-of-one"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(chunk, np.ndarray) and chunk.ndim == 3 and chunk.shape[2] == 1:
+            raise ValueError("a chunk of shape (H, W, 1) is not supported")  # the fault under test
+        return super().encode(parsed, chunk)
