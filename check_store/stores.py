@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -28,11 +28,32 @@ from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 from zarr.storage import FsspecStore, LocalStore, WrapperStore, ZipStore
 
-__all__ = ["StoreError", "StoreSpec", "list_children", "open_store", "read_ranges", "read_key"]
+__all__ = ["DEFAULT_TIMEOUT", "StoreError", "StoreSpec", "leaves_store", "list_children", "list_keys", "open_store",
+           "read_ranges", "read_key"]
+
+#: Seconds a remote store has to connect and to send each piece of an answer (``--timeout``).
+DEFAULT_TIMEOUT = 60.0
 
 
 class StoreError(Exception):
     """The store cannot be opened or read: bad input, reported with exit code 2."""
+
+
+def leaves_store(path: str) -> str | None:
+    """Why a key or node path would leave the store (or name no place in it); None when it stays inside.
+
+    Keys are joined to a folder or a URL as they are: ``..``, an absolute path or a drive
+    would read what is not the store's, so they are refused before any read.
+    """
+    if path.startswith("/") or "\\" in path or "\x00" in path:
+        return f"{path[:200]!r} is an absolute path, or holds a backslash or NUL"
+    parts = path.split("/")
+    bad = next((p for p in parts if p in ("", ".", "..")), None)
+    if bad is not None:
+        return f"{path[:200]!r} has a {bad!r} segment" if bad else f"{path[:200]!r} has an empty segment"
+    if ":" in parts[0]:
+        return f"{path[:200]!r} starts with a scheme or a drive"
+    return None
 
 
 @dataclass(frozen=True)
@@ -47,6 +68,8 @@ class StoreSpec:
     concurrency: int = 32
     #: Distinguishes runs, so that a process that checked a store before opens it afresh.
     token: str = ""
+    #: Seconds a remote store has to connect and to send each piece of an answer.
+    timeout: float = DEFAULT_TIMEOUT
 
     @property
     def kind(self) -> str:
@@ -68,13 +91,24 @@ def _local_path(url: str) -> Path:
 
 def open_store(spec: StoreSpec) -> Store:
     """The store ``spec`` names, opened read-only (one per process and run)."""
-    return _open(json.dumps([spec.url, dict(spec.storage_options), spec.latency, spec.concurrency, spec.token],
+    return _open(json.dumps([spec.url, dict(spec.storage_options), spec.latency, spec.concurrency, spec.token, spec.timeout],
                             sort_keys=True, default=str))
+
+
+def _with_timeout(kind: str, options: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """fsspec options with a bound on every network wait (aiohttp's own default is 300 s per request)."""
+    if kind not in ("http", "https") or "timeout" in (options.get("client_kwargs") or {}):
+        return options
+    import aiohttp
+
+    client = dict(options.get("client_kwargs") or {})
+    client["timeout"] = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout, sock_read=timeout)
+    return {**options, "client_kwargs": client}
 
 
 @lru_cache(maxsize=8)
 def _open(key: str) -> Store:
-    url, options, latency, concurrency, _token = json.loads(key)
+    url, options, latency, concurrency, _token, timeout = json.loads(key)
     spec = StoreSpec(url, options, latency, concurrency)
     store: Store
     if spec.kind == "local":
@@ -94,7 +128,8 @@ def _open(key: str) -> Store:
             raise StoreError(f"{url}: cannot open as a zip store: {type(exc).__name__}: {exc}") from exc
     else:
         try:
-            store = FsspecStore.from_url(url, storage_options=dict(options) or None, read_only=True)
+            store = FsspecStore.from_url(url, storage_options=_with_timeout(spec.kind, dict(options), timeout) or None,
+                                         read_only=True)
         except (ImportError, ValueError, OSError) as exc:
             raise StoreError(f"{url}: cannot open through fsspec: {type(exc).__name__}: {exc}") from exc
     if latency:
@@ -111,6 +146,10 @@ def read_ranges(store: Store, requests: Sequence[tuple[str, ByteRequest | None]]
     """
     if not requests:
         return []
+    for key, _range in requests:
+        why = leaves_store(key)
+        if why is not None:
+            raise StoreError(f"key {why}: it would leave the store, and is not read")
     try:
         if isinstance(store, LocalStore):
             return _read_local(store.root, requests)
@@ -120,8 +159,14 @@ def read_ranges(store: Store, requests: Sequence[tuple[str, ByteRequest | None]]
         raise
     except Exception as exc:
         more = f" and {len(requests) - 1} more keys" if len(requests) > 1 else ""
-        raise StoreError(f"reading {requests[0][0]}{more} failed: {type(exc).__name__}: {exc}") from exc
+        raise StoreError(f"reading {requests[0][0]}{more} failed: {_failure(exc)}") from exc
     return [None if b is None else _cut(b.to_bytes(), r) for b, (_key, r) in zip(got, requests, strict=True)]
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):  # asyncio's and aiohttp's timeouts are TimeoutErrors
+        return f"{type(exc).__name__}: no answer in time (--timeout SECONDS bounds each wait of a remote store)"
+    return f"{type(exc).__name__}: {str(exc)[:500]}"
 
 
 def _read_local(root: Path, requests: Sequence[tuple[str, ByteRequest | None]]) -> list[bytes | None]:
@@ -147,8 +192,11 @@ def _read_open(f: Any, request: ByteRequest | None) -> bytes:
     if request is None:
         return bytes(f.read())
     if isinstance(request, RangeByteRequest):
+        # Never more than the file holds: read(n) allocates n bytes first, and a corrupt
+        # shard index can ask for exabytes.
+        size = os.fstat(f.fileno()).st_size
         f.seek(request.start)
-        return bytes(f.read(request.end - request.start))
+        return bytes(f.read(max(0, min(request.end, size) - request.start)))
     if isinstance(request, SuffixByteRequest):
         size = f.seek(0, os.SEEK_END)
         f.seek(max(0, size - request.suffix))
@@ -170,21 +218,38 @@ def read_key(store: Store, key: str) -> bytes | None:
     return value
 
 
-def list_children(store: Store, prefix: str) -> list[str] | None:
-    """The names directly under ``prefix`` (a node path, '' for the root), or None if the store cannot list."""
+def _listing(store: Store, listing: Callable[[], AsyncIterator[str]], what: str) -> list[str] | None:
+    """What an async listing of the store yields, or None if the store cannot list; StoreError if it fails."""
     if not store.supports_listing:
         return None
 
     async def names() -> list[str]:
-        return [name async for name in store.list_dir(prefix)]
+        return [name async for name in listing()]
 
     try:
-        found = sync(names())
+        return sync(names())
     except (NotImplementedError, FileNotFoundError):
         return None
     except Exception as exc:
-        raise StoreError(f"listing {prefix or 'the root'} failed: {type(exc).__name__}: {exc}") from exc
-    return sorted({name.rstrip("/").split("/")[0] for name in found if name})
+        raise StoreError(f"listing {what} failed: {_failure(exc)}") from exc
+
+
+def list_children(store: Store, prefix: str) -> list[str] | None:
+    """The names directly under ``prefix`` (a node path, '' for the root), or None if the store cannot list."""
+    found = _listing(store, lambda: store.list_dir(prefix), prefix or "the root")
+    if found is None:
+        return None
+    # A name that would lead out of the store (an http listing's "../" link) is no child.
+    return sorted({n for n in (name.rstrip("/").split("/")[0] for name in found if name) if leaves_store(n) is None})
+
+
+def list_keys(store: Store, prefix: str) -> Iterator[str] | None:
+    """Every key under ``prefix`` (a node path), relative to it; None if the store cannot list."""
+    start = f"{prefix}/" if prefix else ""
+    found = _listing(store, lambda: store.list_prefix(start), f"the keys of {prefix or 'the root'}")
+    if found is None:
+        return None
+    return (key[len(start):] for key in found if key.startswith(start))
 
 
 class SlowStore(WrapperStore[Store]):

@@ -20,7 +20,8 @@ from typing import Any
 
 import jsonschema
 
-from ..corpus.registry import load_json
+from ..corpus.registry import load_json, requirements
+from ..judging.verdict import MAX_MESSAGE
 
 #: ``format_version`` of every file of a report folder this version writes: meta, cross
 #: run, environment, throughput, matrix.json (schema/report-files.schema.json).
@@ -112,35 +113,48 @@ def read_results(path: Path, *, stopped: bool = False, implementations: set[str]
     it was never finished: that line has no newline after it. Anything else that is not
     a valid line, blank lines included, is an error naming the line.
     """
+    records = []
     try:
-        text = path.read_bytes().decode("utf-8")
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, 1):
+                # Only the last line can lack its newline.
+                record = _result_line(path, number, line, unfinished=not line.endswith(b"\n"), stopped=stopped)
+                if record is not None:
+                    if implementations is not None and record["implementation"] not in implementations:
+                        raise ReportFileError(f"{path}, line {number}: a result of {_quote(record['implementation'])} in the "
+                                              f"results file of {', '.join(sorted(implementations - {'-'}))}")
+                    records.append(record)
     except OSError as exc:
         raise ReportFileError(f"{path}: cannot read it: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ReportFileError(f"{path}: not UTF-8 text (byte {exc.start}): a damaged file") from exc
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # after the final newline
-        unfinished = None
-    else:
-        unfinished = len(lines)  # the last line has no newline: the writer did not finish it
-    records = []
-    for number, line in enumerate(lines, 1):
-        where = f"{path}, line {number}"
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            if number == unfinished and stopped:
-                continue  # cut short by the stop; the run's meta says the results are incomplete
-            hint = (" (the last line, without a newline: the run that wrote it was killed while writing, "
-                    "but nothing says it was stopped)") if number == unfinished else ""
-            raise ReportFileError(f"{where}: not a JSON line{hint}: {exc}: {_quote(line)}") from exc
-        check(record, where, RESULTS_SCHEMA)
-        if implementations is not None and record["implementation"] not in implementations:
-            raise ReportFileError(f"{where}: a result of {_quote(record['implementation'])} in the results file of "
-                                  f"{', '.join(sorted(implementations - {'-'}))}")
-        records.append(record)
     return records
+
+
+def _result_line(path: Path, number: int, raw: bytes, *, unfinished: bool, stopped: bool) -> dict[str, Any] | None:
+    """One results line, checked and with its message capped; None for a last line a stopped run left unfinished."""
+    where = f"{path}, line {number}"
+    try:
+        line = raw.removesuffix(b"\n").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReportFileError(f"{where}: not UTF-8 text (byte {exc.start}): a damaged file") from exc
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        if unfinished and stopped:
+            return None  # cut short by the stop; the run's meta says the results are incomplete
+        hint = (" (the last line, without a newline: the run that wrote it was killed while writing, "
+                "but nothing says it was stopped)") if unfinished else ""
+        raise ReportFileError(f"{where}: not a JSON line{hint}: {_quote(str(exc))}: {_quote(line)}") from exc
+    check(record, where, RESULTS_SCHEMA)
+    unknown = [r for r in record["requirements"] if r not in requirements()]
+    if unknown:
+        raise ReportFileError(f"{where}: case {_quote(record['case'])} rests on {', '.join(map(_quote, unknown[:3]))}, which "
+                              "fixtures/requirements.json does not hold: not a result of this version's suites")
+    # The plugin caps what it writes; a longer message was written by something else, and is
+    # not carried whole into the matrix.
+    if len(record["message"]) > MAX_MESSAGE:
+        text = record["message"]
+        record["message"] = f"{text[:MAX_MESSAGE]}... (cut when read: {len(text):,} characters, more than a run writes)"
+    return record
 
 
 def stopped(run: Mapping[str, Any] | None) -> bool:
