@@ -34,6 +34,9 @@ CROSS_STEM = "cross-pairs"
 CORPUS_STEM = "corpus-checks"
 RESULTS_SCHEMA = "results.schema.json"
 FILES_SCHEMA = "report-files.schema.json"
+#: Longest results line read, in bytes: a run's are far shorter (messages cut, metrics numbers),
+#: and one line is held whole while it is parsed.
+MAX_LINE = 1 << 24
 #: Longest piece of a file quoted in an error message, and most problems listed for one document.
 _QUOTE = 200
 _ERRORS = 3
@@ -116,13 +119,21 @@ def read_results(path: Path, *, stopped: bool = False, implementations: set[str]
     records = []
     try:
         with open(path, "rb") as f:
-            for number, line in enumerate(f, 1):
+            number = 0
+            while line := f.readline(MAX_LINE + 1):
+                number += 1
+                if len(line) > MAX_LINE:
+                    raise ReportFileError(f"{path}, line {number}: longer than {MAX_LINE:,} bytes, and a run writes no such line "
+                                          f"(its messages are cut at {MAX_MESSAGE:,} characters): not a results line of this version")
                 # Only the last line can lack its newline.
                 record = _result_line(path, number, line, unfinished=not line.endswith(b"\n"), stopped=stopped)
                 if record is not None:
                     if implementations is not None and record["implementation"] not in implementations:
                         raise ReportFileError(f"{path}, line {number}: a result of {_quote(record['implementation'])} in the "
                                               f"results file of {', '.join(sorted(implementations - {'-'}))}")
+                    if not known_case(record["case"]):
+                        raise ReportFileError(f"{path}, line {number}: case {_quote(record['case'])} is no case of this "
+                                              "version's suites or corpus: not a result it wrote")
                     records.append(record)
     except OSError as exc:
         raise ReportFileError(f"{path}: cannot read it: {exc}") from exc
@@ -157,6 +168,26 @@ def _result_line(path: Path, number: int, raw: bytes, *, unfinished: bool, stopp
     return record
 
 
+@cache
+def _known() -> tuple[frozenset[str], frozenset[str]]:
+    """(the suite modules, by the name a generated case ID starts with; every case ID of the corpus)."""
+    from ..corpus.cases import build_cases, chunk_cases, config_cases
+    from ..corpus.registry import resource
+    from ..corpus.streams import stream_cases
+
+    suites = frozenset(e.name.removeprefix("test_").removesuffix(".py") for e in resource("suites").iterdir()
+                       if e.name.startswith("test_") and e.name.endswith(".py"))
+    ids = frozenset(c.id for cases in (config_cases(), chunk_cases(), build_cases(), stream_cases()) for c in cases)
+    return suites, ids
+
+
+def known_case(case: str) -> bool:
+    """Whether a results line's case is one this version can have written: a case of the corpus,
+    or a test of a suite module (``module.function[parameters]``)."""
+    suites, ids = _known()
+    return case in ids or case.split(".", 1)[0] in suites
+
+
 def stopped(run: Mapping[str, Any] | None) -> bool:
     """Whether a run record says the run was stopped before its end (its last line may be cut short)."""
     if not run:
@@ -178,4 +209,4 @@ def check_counts(path: Path, records: list[dict[str, Any]], run: Mapping[str, An
 
 
 __all__ = ["CORPUS_STEM", "CROSS_STEM", "FORMAT_VERSION", "RESULTS_FORMAT_VERSION", "ReportFileError", "check", "check_counts",
-           "read_json", "read_results", "stopped"]
+           "known_case", "read_json", "read_results", "stopped"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -505,12 +506,21 @@ def test_results_lines_are_capped_and_checked_when_read(tmp_path: Path) -> None:
     from zarr_jpeg_conformance.report.saved import ReportFileError, read_results
 
     path = tmp_path / "alpha.jsonl"
-    path.write_text(_result_line("alpha", "config.quality.zero", "x" * 20_000_000))
+    path.write_text(_result_line("alpha", "config.quality.zero", "x" * 2_000_000))
     (record,) = read_results(path)
     assert MAX_MESSAGE < len(record["message"]) < MAX_MESSAGE + 200 and "cut when read" in record["message"]
+    # A line longer than any a run writes is refused before it is held whole.
+    path.write_text(_result_line("alpha", "config.quality.zero") + _result_line("alpha", "config.quality.zero", "x" * 20_000_000))
+    with pytest.raises(ReportFileError, match=r"line 2: longer than 16,777,216 bytes, and a run writes no such line"):
+        read_results(path)
     path.write_text(_result_line("alpha", "config.quality.zero") + _result_line("alpha", "made.up", reqs=("JPEG-ZZZ-99",)))
     with pytest.raises(ReportFileError, match=r"line 2: case made.up rests on JPEG-ZZZ-99, which fixtures/requirements.json does not hold"):
         read_results(path)
+    # A case no suite or corpus has: a corpus ID made up, a module that is no suite.
+    for case in ("config.quality.made-up", "made.up[x]"):
+        path.write_text(_result_line("alpha", "roundtrip.fidelity[gray-q90]") + _result_line("alpha", case))
+        with pytest.raises(ReportFileError, match=rf"line 2: case {re.escape(case)} is no case of this version's suites"):
+            read_results(path)
 
 
 def test_matrix_md_carries_no_raw_html_from_an_implementation() -> None:
