@@ -151,7 +151,17 @@ def test_a_huge_grid_in_a_store_that_cannot_list_is_not_walked(tmp_path: Path, s
     result = _within(60, lambda: check(str(store), scheduler="sync"))
     (array,) = result.arrays
     assert array.plan is None and array.positions == 0
-    assert "cannot list" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
+    assert "cannot be listed" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
+    assert not result.conforms()
+
+
+def test_over_http_a_huge_grid_is_not_taken_from_a_listing(tmp_path: Path, stream: bytes) -> None:
+    # An http "listing" is a page's links: an empty one would pass for an array without chunks.
+    _array(tmp_path / "huge.zarr", [2**40, 2**40], [32, 32], {"c/0/0": stream})
+    with serve(tmp_path) as base:
+        result = _within(60, lambda: check(f"{base}/huge.zarr", scheduler="sync"))
+    (array,) = result.arrays
+    assert array.plan is None and "cannot be listed" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
     assert not result.conforms()
 
 
