@@ -75,12 +75,16 @@ class Progress:
             self.stream.flush()
 
 
+class UsageError(Exception):
+    """A command line that cannot run: one line for the user, exit status 2."""
+
+
 def _options(pairs: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--storage-option needs KEY=VALUE, got {pair!r}")
+        if not sep or not key:
+            raise UsageError(f"--storage-option needs KEY=VALUE, got {cap(repr(pair), 200)}")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -118,8 +122,15 @@ def _usage(args: argparse.Namespace) -> str | None:
     """What is wrong with the command line beyond its syntax, in one line; None when nothing is."""
     if args.reference and not args.decode:
         return "--reference compares decodes: give --decode too"
-    if args.timeout <= 0:
+    if not args.timeout > 0:
         return f"--timeout {args.timeout:g}: give a number of seconds above 0"
+    for option, value in (("--workers", args.workers), ("--batch", args.batch)):
+        if value is not None and value < 1:
+            return f"{option} {value}: give 1 or more"
+    try:
+        _options(args.storage_option)
+    except UsageError as exc:
+        return str(exc)
     from ..backends import BACKENDS, BackendUnavailable, load_backend
 
     for option, name in (("--backend", args.backend), ("--reference", args.reference)):

@@ -30,7 +30,7 @@ from zarr_jpeg_conformance.check_store import Options, check
 from zarr_jpeg_conformance.check_store import run as run_mod
 from zarr_jpeg_conformance.check_store.__main__ import main
 from zarr_jpeg_conformance.check_store.serve import serve
-from zarr_jpeg_conformance.check_store.stores import leaves_store
+from zarr_jpeg_conformance.check_store.stores import StoreSpec, leaves_store
 
 GRAY = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale"}}
 
@@ -99,11 +99,18 @@ def _within(seconds: float, call: Any) -> Any:
 # ------------------------------------------------------------------ high
 
 
-def test_keys_that_leave_the_store_are_refused() -> None:
-    for bad in ("../outside", "/etc", "a/../../b", "a//b", "./a", "C:/x", "a\\..\\b", "http://host/x"):
-        assert leaves_store(bad), bad
+def test_keys_that_leave_the_store_are_refused(tmp_path: Path) -> None:
+    from zarr_jpeg_conformance.check_store.stores import StoreError, _suspect, open_store, read_ranges
+
+    for bad in ("../outside", "/etc", "a/../../b", "a//b", "./a", "C:/x", "a\\..\\b", "http://host/x", "", "a/.", "a/.."):
+        assert leaves_store(bad) and _suspect(bad), bad  # the cheap look at every key never lets one through
     for good in ("a", "a/b", "c/0/0", "zarr.json", "a.b/c..d"):
         assert leaves_store(good) is None, good
+    # At the read itself too: a key that leaves the store is refused, whoever built it.
+    (tmp_path / "store").mkdir()
+    (tmp_path / "secret").write_bytes(b"secret")
+    with pytest.raises(StoreError, match="would leave the store"):
+        read_ranges(open_store(StoreSpec(str(tmp_path / "store"))), [("../secret", None)])
 
 
 @pytest.mark.parametrize("path", ["../outside", "ABSOLUTE"])
@@ -209,14 +216,15 @@ def test_the_timeout_has_a_documented_default() -> None:
 
 
 @pytest.mark.parametrize("argv", [["--decode", "--backend", "nosuch"], ["--decode", "--reference", "nosuch"],
-                                  ["--timeout", "0"]])
+                                  ["--timeout", "0"], ["--timeout", "nan"], ["--workers", "0"], ["--batch", "-1"],
+                                  ["--storage-option", "anon"]])
 def test_a_typo_is_a_usage_error_not_a_verdict(tmp_path: Path, stream: bytes, argv: list[str],
                                                capsys: pytest.CaptureFixture[str]) -> None:
     store = _two_by_two(tmp_path / "ok.zarr", stream)
     assert main([str(store), "-q", *argv]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured
-    assert (argv[-1] + ": no such backend" in captured.err) or "--timeout" in captured.err
+    assert (argv[-1] + ": no such backend" in captured.err) or captured.err.startswith(f"check-store: {argv[0]} ")
 
 
 # ------------------------------------------------------------------ medium
