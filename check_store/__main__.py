@@ -112,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
                    help="passed to fsspec (repeatable; VALUE may be JSON), e.g. anon=true")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help="seconds a remote store has to connect and to send each piece of an answer (default %(default)g)")
+                   help="seconds an http(s) store has to connect and to send each piece of an answer (default %(default)g)")
     p.add_argument("--strict", action="store_true", help="warnings (broken SHOULDs) make the store nonconforming too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return p
