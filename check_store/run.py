@@ -160,10 +160,14 @@ def _arrays(spec: StoreSpec, where: str) -> tuple[list[ArrayResult], list[str]]:
     out = []
     for node in jpeg:
         plan, findings = analyse(node)
-        meta = record(display(spec.url), "/" + node.path, "zarr.json", findings) if findings else None
-        result = ArrayResult(node, plan, meta)
+        listed = None
         if plan is not None and plan.checkable:
-            _plan_positions(store, spec, result)
+            listed, refused = _stored_positions(store, spec, plan)
+            if refused is not None:
+                findings.append(refused)
+                plan = None
+        meta = record(display(spec.url), "/" + node.path, "zarr.json", findings) if findings else None
+        result = ArrayResult(node, plan, meta, listed=listed)
         if plan is not None and plan.checkable and plan.grid_count:
             result.map = ChunkMap(plan.grid)
         for f in findings:
@@ -173,28 +177,21 @@ def _arrays(spec: StoreSpec, where: str) -> tuple[list[ArrayResult], list[str]]:
     return out, skipped
 
 
-def _plan_positions(store: Any, spec: StoreSpec, result: ArrayResult) -> None:
-    """Find the stored chunks of a large grid by listing; refuse a huge grid in a store that cannot list."""
-    plan = result.plan
-    assert plan is not None
+def _stored_positions(store: Any, spec: StoreSpec, plan: ArrayPlan) -> tuple[list[int] | None, Finding | None]:
+    """(the grid positions that hold a key, found by listing a large grid; None: every position is read),
+    or why the grid is too large to read position by position in a store that cannot list."""
     if plan.grid_count <= LIST_ABOVE:
-        return
+        return None, None
     # An http "listing" is whatever links a page holds: a server that shows no index would
     # pass for an array without chunks. Object stores and folders list what they hold.
     keys = None if spec.kind in ("http", "https") else list_keys(store, plan.path)
     if keys is not None:
-        result.listed = sorted({i for i in map(plan.index_of, keys) if i is not None})
-        return
-    if plan.grid_count > MAX_UNLISTED:
-        found = error(f"the array declares {plan.grid_count:,} chunk positions and the store ({spec.kind}) cannot be listed "
-                      f"for the ones that hold a chunk: check-store reads at most {MAX_UNLISTED:,} positions one by one; "
-                      "not checked")
-        result.metadata = record(display(spec.url), "/" + plan.path, "zarr.json", [*_findings(result), found])
-        result.plan = None
-
-
-def _findings(result: ArrayResult) -> list[Finding]:
-    return [Finding(f["requirement"], f["outcome"], f["observed"]) for f in (result.metadata or {}).get("findings", [])]
+        return sorted({i for i in map(plan.index_of, keys) if i is not None}), None
+    if plan.grid_count <= MAX_UNLISTED:
+        return None, None
+    return None, error(f"the array declares {plan.grid_count:,} chunk positions and the store ({spec.kind}) cannot be listed "
+                       f"for the ones that hold a chunk: check-store reads at most {MAX_UNLISTED:,} positions one by one; "
+                       "not checked")
 
 
 def _batches(result: ArrayResult, workers: int, batch: int | None) -> Iterator[tuple[int, int, list[int] | None]]:
