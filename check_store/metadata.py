@@ -217,27 +217,33 @@ def discover(store: Any, where: str) -> list[Node]:
         found = consolidated["metadata"]
         return [Node(path, meta) for path, meta in sorted(found.items())
                 if isinstance(meta, Mapping) and meta.get("node_type") == "array"]
+    return _walk(store, where)
+
+
+def _walk(store: Any, where: str) -> list[Node]:
+    """Every array under the root, by listing (a loop, not recursion: a hierarchy may nest deeper than the stack)."""
     arrays: list[Node] = []
-    _walk(store, "", where, arrays)
-    return arrays
-
-
-def _walk(store: Any, prefix: str, where: str, arrays: list[Node]) -> None:
-    names = list_children(store, prefix)
-    if names is None:
-        raise StoreError(f"{where}: a group without consolidated metadata, in a store that cannot list its children: "
-                         "give the URL of an array, or consolidate the metadata")
-    for name in names:
-        if name == "zarr.json":
-            continue
-        path = f"{prefix}/{name}" if prefix else name
-        meta = _load(store, f"{path}/zarr.json", where)
-        if meta is None:
-            continue
-        if meta["node_type"] == "array":
-            arrays.append(Node(path, meta))
-        else:
-            _walk(store, path, where, arrays)
+    todo = [""]
+    while todo:
+        prefix = todo.pop()
+        names = list_children(store, prefix)
+        if names is None:
+            raise StoreError(f"{where}: a group without consolidated metadata, in a store that cannot list its children: "
+                             "give the URL of an array, or consolidate the metadata")
+        groups = []
+        for name in names:
+            if name == "zarr.json":
+                continue
+            path = f"{prefix}/{name}" if prefix else name
+            meta = _load(store, f"{path}/zarr.json", where)
+            if meta is None:
+                continue
+            if meta["node_type"] == "array":
+                arrays.append(Node(path, meta))
+            else:
+                groups.append(path)
+        todo += groups
+    return sorted(arrays, key=lambda n: n.path.split("/"))  # name by name, each group's arrays under its name
 
 
 def uses_jpeg(metadata: Mapping[str, Any]) -> bool:

@@ -241,7 +241,7 @@ def _listing(store: Store, listing: Callable[[], AsyncIterator[str]], what: str)
     except (NotImplementedError, FileNotFoundError):
         return None
     except Exception as exc:
-        raise StoreError(f"listing {what} failed: {_failure(exc)}") from exc
+        raise StoreError(f"listing {what[:200]}{'...' if len(what) > 200 else ''} failed: {_failure(exc)}") from exc
 
 
 def list_children(store: Store, prefix: str) -> list[str] | None:

@@ -8,6 +8,7 @@ and what must happen instead.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -568,3 +569,26 @@ def test_a_damaged_corpus_file_is_named(tmp_path: Path) -> None:
     path.write_text('{"cases": [{"id": "config.quality.zero", "desc')
     with pytest.raises(CorpusFileError, match=r"fixtures/configs/quality.json: not valid JSON \(line 1, column \d+"):
         read_json(path, "fixtures/configs/quality.json")
+
+
+def test_a_hierarchy_deeper_than_the_stack_is_walked(tmp_path: Path, stream: bytes) -> None:
+    group = json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}})
+    store = tmp_path / "deep.zarr"
+    folder = store
+    # More levels than the stack allows a recursive walk (a lowered limit: a folder deeper than
+    # Python's own limit would break pytest's recursive clean-up of tmp_path, for every run after).
+    levels, frames = 400, len(inspect.stack())
+    for _ in range(levels):
+        folder.mkdir()
+        (folder / "zarr.json").write_text(group)
+        folder = folder / "g"
+    _two_by_two(folder, stream)
+    _two_by_two(store / "a", stream)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(frames + 300)
+    try:
+        result = check(str(store), scheduler="sync")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert [a.node.path.count("/") for a in result.arrays] == [0, levels - 1]  # in name order: /a, then the deep one
+    assert result.conforms() and result.totals()["pass"] == 8
