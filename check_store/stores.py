@@ -14,6 +14,7 @@ its tail), since zarr's thread hop and second open per read cost more than the r
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -119,6 +120,7 @@ def _open(key: str) -> Store:
             raise StoreError(f"{url}: no such folder" if not path.exists() else f"{url}: not a folder (a Zarr store is a folder, "
                              "a .zip file or a URL)")
         store = LocalStore(path, read_only=True)
+        _FOLDERS.clear()
     elif spec.kind == "zip":
         path = _local_path(url)
         if not path.is_file():
@@ -187,13 +189,67 @@ def _read_local(root: Path, requests: Sequence[tuple[str, ByteRequest | None]]) 
         while j < len(requests) and requests[j][0] == key:
             j += 1
         try:
-            with open(os.path.join(root, key), "rb") as f:
+            with _open_inside(str(root), key) as f:
                 for _key, r in requests[i:j]:
                     out.append(_read_open(f, r))
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             out += [None] * (j - i)
         i = j
     return out
+
+
+def _open_inside(root: str, key: str) -> Any:
+    """The file of ``key``, opened for reading; StoreError when a symbolic link takes it out of the store.
+
+    Its folder is resolved once per folder; the file itself is opened without following a
+    link, and only a link that stays inside the store is then followed.
+    """
+    folder = key.rpartition("/")[0]
+    if not _inside(root, folder):
+        raise StoreError(f"key {key[:200]}: its folder is a symbolic link out of the store: not read")
+    path = os.path.join(root, key)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno != errno.ELOOP or not _resolves_inside(root, key):
+            if exc.errno == errno.ELOOP:
+                raise StoreError(f"key {key[:200]}: a symbolic link out of the store: not read") from None
+            raise
+        fd = os.open(path, os.O_RDONLY)
+    return os.fdopen(fd, "rb")
+
+
+def _resolves_inside(root: str, path: str) -> bool:
+    """Whether ``path`` (relative to the store's folder ``root``) resolves to a place inside it."""
+    base = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(root, path))
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+#: (store folder, folder of keys) -> whether it stays inside the store, per run (a store opened afresh clears it).
+_FOLDERS: dict[tuple[str, str], bool] = {}
+_FOLDERS_MAX = 1 << 16
+
+
+def _inside(root: str, folder: str) -> bool:
+    """Whether a folder of keys stays inside the store: each folder on the way is looked at once (one
+    ``lstat``), and resolved only when it is a symbolic link."""
+    known = _FOLDERS.get((root, folder))
+    if known is not None:
+        return known
+    if len(_FOLDERS) > _FOLDERS_MAX:
+        _FOLDERS.clear()
+    todo = [folder]
+    parent = folder.rpartition("/")[0]
+    while parent and (root, parent) not in _FOLDERS:
+        todo.append(parent)
+        parent = parent.rpartition("/")[0]
+    ok = _FOLDERS.get((root, parent), True) if parent else True
+    for path in reversed(todo):
+        if ok and path and os.path.islink(os.path.join(root, path)):
+            ok = _resolves_inside(root, path)
+        _FOLDERS[(root, path)] = ok
+    return ok
 
 
 def _read_open(f: Any, request: ByteRequest | None) -> bytes:

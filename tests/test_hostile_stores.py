@@ -592,3 +592,23 @@ def test_a_hierarchy_deeper_than_the_stack_is_walked(tmp_path: Path, stream: byt
         sys.setrecursionlimit(limit)
     assert [a.node.path.count("/") for a in result.arrays] == [0, levels - 1]  # in name order: /a, then the deep one
     assert result.conforms() and result.totals()["pass"] == 8
+
+
+def test_a_symbolic_link_out_of_a_local_store_is_never_read(tmp_path: Path, stream: bytes) -> None:
+    outside = _two_by_two(tmp_path / "outside", stream)
+    store = _two_by_two(tmp_path / "store.zarr", stream)
+    (store / "c" / "0" / "0").unlink()
+    (store / "c" / "0" / "0").symlink_to(outside / "c" / "0" / "0")  # a chunk file linked out
+    shutil.rmtree(store / "c" / "1")
+    (store / "c" / "1").symlink_to(outside / "c" / "1")  # a chunk folder linked out
+    (store / "c" / "0" / "1").unlink()
+    (store / "c" / "0" / "1").symlink_to("../1/0")  # a link that stays inside: followed (and out through c/1)
+    (store / "spare").mkdir()
+    (store / "spare" / "chunk").write_bytes(stream)
+    result = check(str(store), scheduler="sync", batch=4)
+    assert result.totals()["pass"] == 0 and result.totals()["error"] == 4
+    assert all("symbolic link out of the store" in r["message"] for r in result.records)
+    (store / "c" / "0" / "1").unlink()
+    (store / "c" / "0" / "1").symlink_to("../../spare/chunk")
+    by_key = {r["key"] for r in check(str(store), scheduler="sync", batch=4).records}
+    assert "c/0/1" not in by_key and len(by_key) == 3
