@@ -209,14 +209,17 @@ def _open_inside(root: str, key: str) -> Any:
         raise StoreError(f"key {key[:200]}: its folder is a symbolic link out of the store: not read")
     path = os.path.join(root, key)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        return open(path, "rb", opener=_no_link)
     except OSError as exc:
-        if exc.errno != errno.ELOOP or not _resolves_inside(root, key):
-            if exc.errno == errno.ELOOP:
-                raise StoreError(f"key {key[:200]}: a symbolic link out of the store: not read") from None
+        if exc.errno != errno.ELOOP:
             raise
-        fd = os.open(path, os.O_RDONLY)
-    return os.fdopen(fd, "rb")
+        if not _resolves_inside(root, key):
+            raise StoreError(f"key {key[:200]}: a symbolic link out of the store: not read") from None
+    return open(path, "rb")
+
+
+def _no_link(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
 
 
 def _resolves_inside(root: str, path: str) -> bool:
