@@ -99,7 +99,11 @@ POLL_EXIT = 0.5
 
 
 def _holders(fds: Sequence[int]) -> list[int]:
-    """The other processes that have the pipes of ``fds`` open (Linux ``/proc``; none elsewhere)."""
+    """The other processes that hold the writing end of the pipes ``fds`` read from (Linux ``/proc``; none elsewhere).
+
+    Only the writing end counts: a process this one forked (a worker pool) may hold a copy
+    of the reading end, and is none of the harness's.
+    """
     targets = set()
     for fd in fds:
         with contextlib.suppress(OSError):
@@ -118,12 +122,21 @@ def _holders(fds: Sequence[int]) -> list[int]:
             continue
         for link in links:
             try:
-                if os.readlink(f"/proc/{pid}/fd/{link}") in targets:
+                if os.readlink(f"/proc/{pid}/fd/{link}") in targets and _writes(pid, link):
                     found.append(pid)
                     break
             except OSError:
                 continue
     return found
+
+
+def _writes(pid: int, fd: str) -> bool:
+    """Whether descriptor ``fd`` of process ``pid`` is open for writing only (a pipe's writing end)."""
+    with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as info:
+        for line in info:
+            if line.startswith("flags:"):
+                return int(line.split()[1], 8) & os.O_ACCMODE == os.O_WRONLY
+    return False
 
 
 def _widen_pipe(fd: int) -> None:
@@ -380,6 +393,8 @@ class HarnessProcess:
         for pid in _holders(fds):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 group = os.getpgid(pid)
+                if group == self.popen.pid:
+                    continue  # in the harness's group: killed with it, and on its way out
                 if group == pid and group != os.getpgrp():
                     os.killpg(group, signal.SIGKILL)  # it leads a group of its own: its children go with it
                 else:

@@ -612,3 +612,23 @@ def test_a_symbolic_link_out_of_a_local_store_is_never_read(tmp_path: Path, stre
     (store / "c" / "0" / "1").symlink_to("../../spare/chunk")
     by_key = {r["key"] for r in check(str(store), scheduler="sync", batch=4).records}
     assert "c/0/1" not in by_key and len(by_key) == 3
+
+
+def test_only_a_holder_of_the_writing_end_is_taken_for_the_harnesss() -> None:
+    from zarr_jpeg_conformance.adapters.process import _holders
+
+    if not Path("/proc/self/fdinfo").is_dir():
+        pytest.skip("needs /proc")
+    read, write = os.pipe()
+    try:
+        reader = subprocess.Popen(["sleep", "30"], pass_fds=(read,))  # like a worker this process forked
+        writer = subprocess.Popen(["sleep", "30"], pass_fds=(write,))  # like a daemon the harness started
+        try:
+            assert _holders([read]) == [writer.pid]
+        finally:
+            for proc in (reader, writer):
+                proc.kill()
+                proc.wait()
+    finally:
+        os.close(read)
+        os.close(write)
