@@ -94,6 +94,51 @@ PIPE_SIZE = 1 << 20
 CLOSED_GRACE = 2.0
 
 
+#: Seconds between looks at whether the harness exited, where its exit cannot be waited for (no pidfd).
+POLL_EXIT = 0.5
+
+
+def _holders(fds: Sequence[int]) -> list[int]:
+    """The other processes that hold the writing end of the pipes ``fds`` read from (Linux ``/proc``; none elsewhere).
+
+    Only the writing end counts: a process this one forked (a worker pool) may hold a copy
+    of the reading end, and is none of the harness's.
+    """
+    targets = set()
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            targets.add(f"pipe:[{os.fstat(fd).st_ino}]")
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    me, found = os.getpid(), []
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            links = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for link in links:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{link}") in targets and _writes(pid, link):
+                    found.append(pid)
+                    break
+            except OSError:
+                continue
+    return found
+
+
+def _writes(pid: int, fd: str) -> bool:
+    """Whether descriptor ``fd`` of process ``pid`` is open for writing only (a pipe's writing end)."""
+    with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as info:
+        for line in info:
+            if line.startswith("flags:"):
+                return int(line.split()[1], 8) & os.O_ACCMODE == os.O_WRONLY
+    return False
+
+
 def _widen_pipe(fd: int) -> None:
     setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
     if setpipe is None:
@@ -146,6 +191,17 @@ class HarnessProcess:
         # One selector for the process's life: a call costs no epoll set-up.
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._out, selectors.EVENT_READ)
+        #: When the harness itself was seen to exit, if it has: a process it left behind may
+        #: hold its stdout open, and is not waited for past CLOSED_GRACE.
+        self._exited_at: float | None = None
+        #: Readable when the harness exits (Linux); None: its exit is polled for.
+        self._pidfd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self._pidfd = os.pidfd_open(self.popen.pid)
+            self._sel.register(self._pidfd, selectors.EVENT_READ)
+        #: Processes outside the harness's process group that held its stdout or stderr open when
+        #: it was ended (a daemon it started with setsid), killed with it.
+        self.strays: list[int] = []
 
     @property
     def pid(self) -> int:
@@ -195,21 +251,37 @@ class HarnessProcess:
                     self._sel.unregister(self._in)
                     writing = False
                 now = time.monotonic()
-                if self._closed_at is not None and now >= self._closed_at + CLOSED_GRACE:
-                    return None  # it stopped reading and says nothing: it is dying, or as good as dead
+                gone = min((t for t in (self._closed_at, self._exited_at) if t is not None), default=None)
+                if gone is not None and now >= gone + CLOSED_GRACE:
+                    # It stopped reading, or exited, and says nothing: it is dying or dead (what it
+                    # left running may hold stdout open: that is no reply).
+                    return None
                 left = deadline - now
                 if left <= 0:
                     raise TimeoutError
-                if self._closed_at is not None:
-                    left = min(left, self._closed_at + CLOSED_GRACE - now)
+                if gone is not None:
+                    left = min(left, gone + CLOSED_GRACE - now)
+                elif self._pidfd is None:
+                    left = min(left, POLL_EXIT)
                 for key, _ in self._sel.select(left):
-                    if key.fd != self._in:
+                    if key.fd == self._pidfd:
+                        self._saw_exit()
+                    elif key.fd != self._in:
                         self._read()
                     else:
                         self._write()
+                if self._pidfd is None and self._exited_at is None and self.popen.poll() is not None:
+                    self._exited_at = time.monotonic()
         finally:
             if writing:
                 self._sel.unregister(self._in)
+
+    def _saw_exit(self) -> None:
+        assert self._pidfd is not None
+        self._sel.unregister(self._pidfd)
+        os.close(self._pidfd)
+        self._pidfd = None
+        self._exited_at = time.monotonic()
 
     @property
     def unwritten(self) -> int:
@@ -269,9 +341,10 @@ class HarnessProcess:
             return None
 
     def kill(self) -> int | None:
-        """Kill the harness with its whole process group; its exit status."""
+        """Kill the harness with its whole process group (and what holds its output open); its exit status."""
         self._kill_group()
         code = self.wait(10)
+        self._kill_strays()
         self._close_pipes()
         return code
 
@@ -286,8 +359,47 @@ class HarnessProcess:
         self._kill_group()
         if code is None:
             code = self.wait(10)
+        self._kill_strays()
         self._close_pipes()
         return code
+
+    def _stdout_held(self) -> bool:
+        """Whether some process still has the harness's stdout open for writing, once the harness is gone."""
+        if self.popen.stdout is None or self.popen.stdout.closed:
+            return False  # its number may name another file by now
+        try:
+            for _ in range(64):
+                if not os.read(self._out, 1 << 16):
+                    return False
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return True  # still writing
+
+    def _kill_strays(self) -> None:
+        """Kill what holds the harness's output open from outside its process group (``setsid`` daemons).
+
+        Only a process the harness started can hold these pipes, since this process made them
+        for it alone; an orphan reparented to init keeps no trace of its parent, but keeps the pipe.
+        """
+        if not self._stdout_held():
+            return
+        streams = [s for s in (self.popen.stdout, self.popen.stderr) if s is not None and not s.closed]
+        fds = []
+        for stream in streams:
+            with contextlib.suppress(ValueError, OSError):
+                fds.append(stream.fileno())
+        for pid in _holders(fds):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                group = os.getpgid(pid)
+                if group == self.popen.pid:
+                    continue  # in the harness's group: killed with it, and on its way out
+                if group == pid and group != os.getpgrp():
+                    os.killpg(group, signal.SIGKILL)  # it leads a group of its own: its children go with it
+                else:
+                    os.kill(pid, signal.SIGKILL)
+                self.strays.append(pid)
 
     def _kill_group(self) -> None:
         # The group's ID stays reserved while any member lives (even after the leader is
@@ -304,6 +416,10 @@ class HarnessProcess:
         if stdout:
             with contextlib.suppress(KeyError, ValueError, OSError):
                 self._sel.close()
+            if self._pidfd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._pidfd)
+                self._pidfd = None
         for stream in (self.popen.stdin, self.popen.stdout if stdout else None):
             try:
                 if stream:

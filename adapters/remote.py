@@ -675,6 +675,9 @@ class ExecAdapter:
             proc.kill()  # already dead or not, it is finished: reap it and close its pipes
         stderr = proc.stderr.since(mark, settle=1.0) if proc is not None else ""
         text = f"{self._label()} (pid {proc.pid if proc else '?'}): {message}"
+        if proc is not None and proc.strays:
+            text += (f"; it left {len(proc.strays)} process(es) outside its process group holding its stdout or stderr open "
+                     f"(pid {', '.join(map(str, proc.strays[:10]))}: started with setsid?), killed too")
         if starting and self.memory_limit and _OUT_OF_ADDRESS_SPACE.search(f"{stdout}\n{stderr}"):
             text += f"\n{self._memory_hint()}"
         if stdout:

@@ -2,7 +2,9 @@
 
 Exit status: 0 when everything conforms (with ``--strict``, warnings too), 1 when something
 does not (or could not be checked), 2 for bad input (an unreachable URL, no Zarr v3 node,
-corrupt metadata, no array with the jpeg codec) or a bad command line.
+corrupt metadata, no array with the jpeg codec) or a bad command line (an unknown backend,
+an ``--out`` that cannot be written or that another run holds), 130 after Ctrl-C (the
+summary and the report then hold what was checked before it).
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from .chunks import Options
+from .records import cap
 from .run import Result, check
-from .stores import StoreError
+from .stores import DEFAULT_TIMEOUT, StoreError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+#: Ctrl-C: the shell's code for SIGINT (128 + 2); the summary and the report say what was checked.
+EXIT_INTERRUPTED = 130
 
 
 class Progress:
@@ -70,12 +75,16 @@ class Progress:
             self.stream.flush()
 
 
+class UsageError(Exception):
+    """A command line that cannot run: one line for the user, exit status 2."""
+
+
 def _options(pairs: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--storage-option needs KEY=VALUE, got {pair!r}")
+        if not sep or not key:
+            raise UsageError(f"--storage-option needs KEY=VALUE, got {cap(repr(pair), 200)}")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -88,7 +97,7 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m zarr_jpeg_conformance.check_store",
         description="Check that a Zarr v3 array, or every array of a hierarchy, that uses the jpeg codec conforms to the "
                     "codec's spec: its metadata, and every stored chunk (from its header; --decode decodes each).",
-        epilog="Exit status: 0 conforms, 1 does not (or could not be checked), 2 bad input.",
+        epilog="Exit status: 0 conforms, 1 does not (or could not be checked), 2 bad input or usage, 130 Ctrl-C.",
     )
     p.add_argument("url", help="a local folder, a .zip file, or a URL fsspec opens (http://, s3://, gs://, ...)")
     p.add_argument("--decode", action="store_true", help="read each chunk whole, walk every marker and decode it strictly")
@@ -102,65 +111,123 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, help="chunks per task (default: 64-1024, from the store's size)")
     p.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
                    help="passed to fsspec (repeatable; VALUE may be JSON), e.g. anon=true")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="seconds an http(s) store has to connect and to send each piece of an answer (default %(default)g)")
     p.add_argument("--strict", action="store_true", help="warnings (broken SHOULDs) make the store nonconforming too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return p
 
 
+def _usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with the command line beyond its syntax, in one line; None when nothing is."""
+    if args.reference and not args.decode:
+        return "--reference compares decodes: give --decode too"
+    if not args.timeout > 0:
+        return f"--timeout {args.timeout:g}: give a number of seconds above 0"
+    for option, value in (("--workers", args.workers), ("--batch", args.batch)):
+        if value is not None and value < 1:
+            return f"{option} {value}: give 1 or more"
+    try:
+        _options(args.storage_option)
+    except UsageError as exc:
+        return str(exc)
+    from ..backends import BACKENDS, BackendUnavailable, load_backend
+
+    for option, name in (("--backend", args.backend), ("--reference", args.reference)):
+        if name is None:
+            continue
+        if name not in BACKENDS:
+            return f"{option} {name}: no such backend (use one of {', '.join(BACKENDS)})"
+        try:
+            load_backend(name)
+        except BackendUnavailable as exc:
+            return f"{option} {name}: {cap(str(exc), 300)}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.reference and not args.decode:
-        print("check-store: --reference compares decodes: give --decode too", file=sys.stderr)
+    problem = _usage(args)
+    if problem is not None:
+        print(f"check-store: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    progress = Progress(sys.stderr, enabled=not args.quiet)
-    jsonl = None
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        jsonl = (args.out / "findings.jsonl").open("w", encoding="utf-8")
+    if args.out is None:
+        return _run(args, None)
+    from ..report.outfolder import OutFolderError, claim
 
-    def landed(out: dict[str, Any], result: Result) -> None:
-        if jsonl is not None:
-            for rec in out["records"]:
+    try:
+        with claim(args.out):
+            return _run(args, args.out)
+    except OutFolderError as exc:
+        print(f"check-store: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace, out: Path | None) -> int:
+    progress = Progress(sys.stderr, enabled=not args.quiet)
+    files: list[IO[str]] = []
+    if out is not None:
+        # An earlier run's report and findings must not stand beside this run's.
+        for name in ("report.json", "report.html", "findings.jsonl"):
+            (out / name).unlink(missing_ok=True)
+
+    def landed(batch: dict[str, Any], result: Result) -> None:
+        for jsonl in files:
+            for rec in batch["records"]:
                 jsonl.write(json.dumps(rec) + "\n")
             jsonl.flush()
-        progress.update(out, result)
+        progress.update(batch, result)
 
     def started(result: Result) -> None:
-        if jsonl is not None:
+        if out is not None:
+            files.append(_open_findings(out))
             for a in result.arrays:
                 if a.metadata:
-                    jsonl.write(json.dumps(a.metadata) + "\n")
+                    files[0].write(json.dumps(a.metadata) + "\n")
         progress.start(result)
 
     try:
         result = check(args.url, storage_options=_options(args.storage_option),
                        options=Options(args.decode, args.backend, args.reference),
                        scheduler="cluster" if args.dask else args.scheduler, workers=args.workers, batch=args.batch,
-                       on_start=started, on_batch=landed)
-    except StoreError as exc:
+                       on_start=started, on_batch=landed, timeout=args.timeout)
+    except (StoreError, ValueError, RuntimeError, OSError) as exc:
         progress.close()
-        print(f"check-store: {exc}", file=sys.stderr)
+        print(f"check-store: {cap(str(exc), 1000)}", file=sys.stderr)
         return EXIT_USAGE
-    except (ValueError, RuntimeError) as exc:
+    except KeyboardInterrupt:
         progress.close()
-        print(f"check-store: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        print("check-store: interrupted (Ctrl-C) while reading the store's metadata: no chunk was checked", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
-        if jsonl is not None:
+        for jsonl in files:
             jsonl.close()
     progress.close()
     from .summary import lines, to_json
 
     for line in lines(result, strict=args.strict):
         print(line)
-    if args.out is not None:
+    if out is not None:
+        from ..report.outfolder import write_text
         from .html import render
 
         report = to_json(result, strict=args.strict)
-        (args.out / "report.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-        (args.out / "report.html").write_text(render(report), encoding="utf-8")
-        print(f"report: {args.out / 'report.html'} ({args.out / 'report.json'}, {args.out / 'findings.jsonl'})")
+        write_text(out / "report.json", json.dumps(report, indent=1) + "\n")
+        write_text(out / "report.html", render(report))
+        partial = " (partial: interrupted)" if result.interrupted else ""
+        print(f"report{partial}: {out / 'report.html'} ({out / 'report.json'}, {out / 'findings.jsonl'})")
+    if result.interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_OK if result.conforms(args.strict) else EXIT_FINDINGS
+
+
+def _open_findings(out: Path) -> IO[str]:
+    from ..report.outfolder import OutFolderError
+
+    try:
+        return (out / "findings.jsonl").open("w", encoding="utf-8")
+    except OSError as exc:
+        raise OutFolderError(f"--out {out}: cannot write findings.jsonl: {exc.strerror or exc}") from None
 
 
 if __name__ == "__main__":

@@ -268,8 +268,15 @@ def _attempt(backend: str, plan: ArrayPlan, data: bytes) -> tuple[np.ndarray | N
     from ..core.errors import Unsupported
 
     assert plan.config is not None and plan.image is not None
+    adapter = load_backend(backend)
+    largest = max(plan.image[:2])
+    if largest > adapter.max_dimension:
+        # 65501-65535 is a valid size that decoders MAY not support: a limit of this decoder, not of the chunk.
+        return None, error(f"{backend} cannot decode this chunk (an optional feature, JPEG-X-03): its images are "
+                           f"{plan.image[0]}x{plan.image[1]}, beyond this decoder's limit of {adapter.max_dimension}; "
+                           "decode with a backend without that limit (imagecodecs)")
     try:
-        return load_backend(backend).decode(plan.config, data, plan.image), None
+        return adapter.decode(plan.config, data, plan.image), None
     except Unsupported as exc:
         return None, error(f"{backend} cannot decode this chunk (an optional feature, {exc.requirement}): {exc.reason}")
     except (ValueError, TypeError) as exc:

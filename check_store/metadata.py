@@ -27,14 +27,17 @@ from ..core.chunk import check_dimensions, image_shape
 from ..core.config import DEFAULT_SUBSAMPLING, JpegConfig, parse_codec
 from ..core.errors import ConfigError, Rejection
 from ..corpus.registry import load_json
-from .records import Finding, error, finding
-from .stores import StoreError, list_children, read_key
+from .records import Finding, cap, capped, error, finding
+from .stores import StoreError, leaves_store, list_children, read_key
 
 __all__ = ["ArrayPlan", "Node", "ShardLayout", "analyse", "discover"]
 
 JPEG = "jpeg"
 SHARDING = "sharding_indexed"
 MAX_UINT_64 = 2**64 - 1
+#: Deepest nesting of a zarr.json read: real metadata nests a few levels; thousands exhaust
+#: the recursion of every JSON walker after the parser (dask's tokenize, json.dumps).
+MAX_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,25 @@ class ArrayPlan:
             out.append((inner, inside, edge))
         return out
 
+    def index_of(self, key: str) -> int | None:
+        """The grid position (C order) of a chunk key relative to the array, None for a key that is no chunk of the grid."""
+        parts = key.split(self.separator)
+        if not self.v2_keys:
+            if parts[0] != "c":
+                return None
+            parts = parts[1:]
+        elif not self.grid:
+            return 0 if key == "0" else None
+        if len(parts) != len(self.grid) or not all(p.isascii() and p.isdigit() for p in parts):
+            return None
+        index = 0
+        for part, n in zip(parts, self.grid, strict=True):
+            c = int(part)
+            if c >= n:
+                return None
+            index = index * n + c
+        return index
+
     def at_edge(self, coords: Sequence[int]) -> bool:
         """Whether the chunk at ``coords`` is a boundary chunk (padded by Zarr to the full chunk shape)."""
         return any((c + 1) * s > n for c, s, n in zip(coords, self.grid_chunk, self.shape, strict=True))
@@ -152,15 +174,32 @@ def _load(store: Any, key: str, where: str) -> Mapping[str, Any] | None:
     try:
         meta = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StoreError(f"{where}: {key} is not valid JSON ({exc}): the store's metadata is corrupt") from exc
+        raise StoreError(f"{where}: {key} is not valid JSON ({cap(str(exc), 300)}): the store's metadata is corrupt") from exc
+    except RecursionError as exc:
+        raise StoreError(f"{where}: {key} nests its JSON deeper than it can be read: the store's metadata is corrupt") from exc
+    if _depth(meta) > MAX_DEPTH:
+        raise StoreError(f"{where}: {key} nests its JSON more than {MAX_DEPTH} levels deep: the store's metadata is corrupt")
     if not isinstance(meta, dict):
         raise StoreError(f"{where}: {key} holds a JSON {type(meta).__name__}, not an object: the store's metadata is corrupt")
     if meta.get("zarr_format") != 3:
-        raise StoreError(f"{where}: {key} has zarr_format {meta.get('zarr_format')!r}: the jpeg codec is a Zarr v3 codec, "
+        raise StoreError(f"{where}: {key} has zarr_format {cap(repr(meta.get('zarr_format')), 100)}: the jpeg codec is a Zarr v3 codec, "
                          "and check-store reads Zarr v3 metadata only")
     if meta.get("node_type") not in ("array", "group"):
-        raise StoreError(f"{where}: {key} has node_type {meta.get('node_type')!r} (neither 'array' nor 'group'): corrupt metadata")
+        raise StoreError(f"{where}: {key} has node_type {cap(repr(meta.get('node_type')), 100)} (neither 'array' nor 'group'): corrupt metadata")
     return meta
+
+
+def _depth(value: Any) -> int:
+    """How deep a JSON value nests (without recursion: the value may nest deeper than the stack)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if deepest > MAX_DEPTH:
+                return deepest
+            todo += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    return deepest
 
 
 def discover(store: Any, where: str) -> list[Node]:
@@ -178,27 +217,33 @@ def discover(store: Any, where: str) -> list[Node]:
         found = consolidated["metadata"]
         return [Node(path, meta) for path, meta in sorted(found.items())
                 if isinstance(meta, Mapping) and meta.get("node_type") == "array"]
+    return _walk(store, where)
+
+
+def _walk(store: Any, where: str) -> list[Node]:
+    """Every array under the root, by listing (a loop, not recursion: a hierarchy may nest deeper than the stack)."""
     arrays: list[Node] = []
-    _walk(store, "", where, arrays)
-    return arrays
-
-
-def _walk(store: Any, prefix: str, where: str, arrays: list[Node]) -> None:
-    names = list_children(store, prefix)
-    if names is None:
-        raise StoreError(f"{where}: a group without consolidated metadata, in a store that cannot list its children: "
-                         "give the URL of an array, or consolidate the metadata")
-    for name in names:
-        if name == "zarr.json":
-            continue
-        path = f"{prefix}/{name}" if prefix else name
-        meta = _load(store, f"{path}/zarr.json", where)
-        if meta is None:
-            continue
-        if meta["node_type"] == "array":
-            arrays.append(Node(path, meta))
-        else:
-            _walk(store, path, where, arrays)
+    todo = [""]
+    while todo:
+        prefix = todo.pop()
+        names = list_children(store, prefix)
+        if names is None:
+            raise StoreError(f"{where}: a group without consolidated metadata, in a store that cannot list its children: "
+                             "give the URL of an array, or consolidate the metadata")
+        groups = []
+        for name in names:
+            if name == "zarr.json":
+                continue
+            path = f"{prefix}/{name}" if prefix else name
+            meta = _load(store, f"{path}/zarr.json", where)
+            if meta is None:
+                continue
+            if meta["node_type"] == "array":
+                arrays.append(Node(path, meta))
+            else:
+                groups.append(path)
+        todo += groups
+    return sorted(arrays, key=lambda n: n.path.split("/"))  # name by name, each group's arrays under its name
 
 
 def uses_jpeg(metadata: Mapping[str, Any]) -> bool:
@@ -311,20 +356,27 @@ def _shard_layout(codec: Mapping[str, Any], shard_shape: Sequence[int], where: s
                        endian == "little", names[-1] == "crc32c")
 
 
+def _object(value: Any) -> Mapping[str, Any]:
+    """A member that must be a JSON object: itself, or no members (whatever else a store wrote there)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _grid(meta: Mapping[str, Any], where: str) -> tuple[tuple[int, ...], tuple[int, ...], str, bool]:
     shape = meta.get("shape")
-    grid = meta.get("chunk_grid") or {}
-    chunks = (grid.get("configuration") or {}).get("chunk_shape")
+    grid = _object(meta.get("chunk_grid"))
+    chunks = _object(grid.get("configuration")).get("chunk_shape")
     if grid.get("name") != "regular":
-        raise _Unsure(f"{where}: chunk grid {grid.get('name')!r}: check-store reads the regular chunk grid of Zarr v3")
+        raise _Unsure(f"{where}: chunk grid {cap(repr(grid.get('name')), 100)}: check-store reads the regular chunk grid of Zarr v3")
     if not (isinstance(shape, list) and isinstance(chunks, list) and len(shape) == len(chunks)
-            and all(isinstance(n, int) and n >= 0 for n in shape) and all(isinstance(n, int) and n > 0 for n in chunks)):
-        raise _Unsure(f"{where}: shape {shape!r} and chunk_shape {chunks!r} do not describe a regular grid")
-    encoding = meta.get("chunk_key_encoding") or {"name": "default"}
+            and all(type(n) is int and n >= 0 for n in shape) and all(type(n) is int and n > 0 for n in chunks)):
+        # Zarr v3: shape is integers >= 0, chunk_shape integers >= 1 (true is no integer here).
+        raise StoreError(f"{where}: shape {cap(repr(shape), 200)} and chunk_shape {cap(repr(chunks), 200)} do not describe "
+                         "a regular grid (integers, shape >= 0, chunk_shape >= 1, as many of each): the store's metadata is corrupt")
+    encoding = _object(meta.get("chunk_key_encoding") or {"name": "default"})
     name = encoding.get("name")
-    separator = (encoding.get("configuration") or {}).get("separator", "/" if name == "default" else ".")
+    separator = _object(encoding.get("configuration")).get("separator", "/" if name == "default" else ".")
     if name not in ("default", "v2") or separator not in ("/", "."):
-        raise _Unsure(f"{where}: chunk_key_encoding {encoding!r} is not one check-store reads")
+        raise _Unsure(f"{where}: chunk_key_encoding {cap(repr(encoding), 200)} is not one check-store reads")
     return tuple(shape), tuple(chunks), separator, name == "v2"
 
 
@@ -339,7 +391,8 @@ def _config_findings(codec: Mapping[str, Any], where: str) -> tuple[JpegConfig |
     try:
         config = parse_codec(codec)
     except ConfigError as exc:
-        findings.append(finding(exc.requirement, f"{where}: the jpeg codec object {json.dumps(codec)} is invalid: {exc.reason}{schema_note}"))
+        findings.append(finding(exc.requirement, f"{where}: the jpeg codec object {cap(json.dumps(codec), 400)} is invalid: "
+                                f"{cap(exc.reason, 400)}{cap(schema_note, 400)}"))
         if exc.requirement != "JPEG-X-01":
             return None, findings
         # Unknown members: a reader SHOULD reject them, so the store is not portable, but what
@@ -372,6 +425,10 @@ def analyse(node: Node) -> tuple[ArrayPlan | None, list[Finding]]:
     """
     where = node.zarr_json
     meta = node.metadata
+    outside = leaves_store(node.path) if node.path else None
+    if outside is not None:
+        return None, [error(f"the hierarchy's metadata names an array at {outside}: that is outside the store, and was "
+                            "not read")]
     try:
         return _analyse(node, meta, where)
     except _Unsure as exc:
@@ -407,9 +464,9 @@ def _analyse(node: Node, meta: Mapping[str, Any], where: str) -> tuple[ArrayPlan
                                 f"{meta.get('data_type')!r}); only uint8 is supported"))
     image = _image(spec.shape, config, where, findings)
     about = {
-        "shape": list(shape), "chunk_shape": list(chunks), "data_type": meta.get("data_type"),
-        "codecs": meta.get("codecs"), "jpeg": dict(ab), "jpeg_chunk_shape": list(spec.shape),
-        "dimension_names": meta.get("dimension_names"),
+        "shape": list(shape), "chunk_shape": list(chunks), "data_type": capped(meta.get("data_type")),
+        "codecs": capped(meta.get("codecs")), "jpeg": capped(dict(ab)), "jpeg_chunk_shape": list(spec.shape),
+        "dimension_names": capped(meta.get("dimension_names")),
         "optional_features": _optional(config),
     }
     plan = ArrayPlan(node.path, shape, chunks, separator, v2_keys, dict(ab), config, image, shard, tuple(after), about)

@@ -15,13 +15,41 @@ from typing import Any
 
 from ..corpus.registry import requirements, severity
 
-__all__ = ["IMPLEMENTATION", "OUTCOMES", "Finding", "error", "finding", "outcome_of", "record", "worst"]
+__all__ = ["IMPLEMENTATION", "MAX_TEXT", "OUTCOMES", "Finding", "cap", "capped", "error", "finding", "outcome_of", "record",
+           "worst"]
 
 #: The ``implementation`` field of every record: what produced it.
 IMPLEMENTATION = "check-store"
 #: Outcomes of a record, worst first. ``error``: the checker could not check (a failed read,
 #: an index it cannot decode), which is not a verdict on the data.
 OUTCOMES = ("error", "fail", "warn", "pass")
+#: Longest text a finding keeps: a store's values are quoted in findings, and a store may hold anything.
+MAX_TEXT = 2000
+#: Longest string, and most items of a list or members of an object, kept of a value a store wrote.
+MAX_STRING, MAX_ITEMS = 200, 64
+
+
+def cap(text: str, limit: int = MAX_TEXT) -> str:
+    """``text``, or its start and how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def capped(value: Any, depth: int = 8) -> Any:
+    """A JSON value as a store wrote it, with long strings, lists and objects cut, for the report."""
+    if isinstance(value, str):
+        return cap(value, MAX_STRING)
+    if depth <= 0 and isinstance(value, list | dict):
+        return cap(repr(value), MAX_STRING)
+    if isinstance(value, list):
+        out = [capped(v, depth - 1) for v in value[:MAX_ITEMS]]
+        return out + [f"... ({len(value):,} items)"] if len(value) > MAX_ITEMS else out
+    if isinstance(value, dict):
+        items = list(value.items())
+        kept = {cap(str(k), MAX_STRING): capped(v, depth - 1) for k, v in items[:MAX_ITEMS]}
+        if len(items) > MAX_ITEMS:
+            kept["..."] = f"{len(items):,} members"
+        return kept
+    return value
 
 
 @dataclass(frozen=True)
@@ -53,12 +81,12 @@ def outcome_of(requirement: str) -> str:
 
 def finding(requirement: str, observed: str) -> Finding:
     """A finding whose outcome follows the requirement's level."""
-    return Finding(requirement, outcome_of(requirement), observed)
+    return Finding(requirement, outcome_of(requirement), cap(observed))
 
 
 def error(observed: str) -> Finding:
     """The checker could not check something: not a verdict, but not conforming either."""
-    return Finding("", "error", observed)
+    return Finding("", "error", cap(observed))
 
 
 def worst(outcomes: Iterable[str]) -> str:

@@ -16,7 +16,7 @@ import os
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
@@ -26,8 +26,8 @@ import numpy as np
 
 from .chunks import Options, decoder_name
 from .metadata import ArrayPlan, Node, analyse, discover, uses_jpeg
-from .records import record, worst
-from .stores import StoreError, StoreSpec, display, open_store
+from .records import Finding, error, record, worst
+from .stores import DEFAULT_TIMEOUT, StoreError, StoreSpec, display, list_keys, open_store
 from .tasks import STATUS, check_batch
 
 __all__ = ["ArrayResult", "ChunkMap", "Result", "check"]
@@ -36,6 +36,10 @@ __all__ = ["ArrayResult", "ChunkMap", "Result", "check"]
 MIN_BATCH, MAX_BATCH = 64, 1024
 #: Records kept for the report; every record still reaches ``on_record`` (the JSONL file).
 MAX_RECORDS = 50_000
+#: Grid positions above which the stored chunks are found by listing the store (work follows
+#: what is stored, not what the metadata declares), and above which a store that cannot list
+#: is not read position by position.
+LIST_ABOVE, MAX_UNLISTED = 1 << 20, 1 << 24
 
 
 class ChunkMap:
@@ -57,10 +61,19 @@ class ChunkMap:
         self.col_step = -(-self.cols // self.MAX_COLS)
         self.cells = np.zeros((-(-self.rows // self.row_step), -(-self.cols // self.col_step)), dtype=np.uint8)
 
-    def add(self, start: int, status: bytes) -> None:
-        index = np.arange(start, start + len(status))
-        rows, cols = np.divmod(index, self.cols)
-        np.maximum.at(self.cells, (rows // self.row_step, cols // self.col_step), np.frombuffer(status, dtype=np.uint8))
+    def add(self, start: int, status: bytes, indices: Sequence[int] | None = None) -> None:
+        """The status of grid positions ``start``, ``start + 1`` ... (or of the listed ``indices``)."""
+        values = np.frombuffer(status, dtype=np.uint8)
+        if indices is None and start + len(status) < 1 << 62:
+            index = np.arange(start, start + len(status))
+            rows, cols = np.divmod(index, self.cols)
+            np.maximum.at(self.cells, (rows // self.row_step, cols // self.col_step), values)
+            return
+        # Positions beyond int64 (a declared grid of 2^80 positions, a few of them stored): Python integers.
+        for i, value in zip(indices if indices is not None else range(start, start + len(status)), values.tolist(), strict=True):
+            row, col = divmod(i, self.cols)
+            cell = (row // self.row_step, col // self.col_step)
+            self.cells[cell] = max(self.cells[cell], value)
 
     def to_json(self) -> dict[str, Any]:
         return {"rows": self.rows, "cols": self.cols, "row_step": self.row_step, "col_step": self.col_step,
@@ -79,11 +92,25 @@ class ArrayResult:
     requirements: Counter[str] = field(default_factory=Counter)
     map: ChunkMap | None = None
     positions: int = 0
+    #: The grid positions that hold a key, in order, when they were found by listing the store.
+    listed: list[int] | None = None
 
     @property
     def total(self) -> int:
-        """JPEG chunk positions of the array (a shard's inner chunks each count)."""
-        return self.plan.grid_count * self.plan.per_grid if self.plan else 0
+        """JPEG chunk positions of the array to check (a shard's inner chunks each count): all, or the listed ones."""
+        if self.plan is None:
+            return 0
+        return (self.plan.grid_count if self.listed is None else len(self.listed)) * self.plan.per_grid
+
+    @property
+    def unlisted(self) -> int:
+        """Chunk positions inside the array that hold no key, by the listing (fill value, not read)."""
+        plan = self.plan
+        if plan is None or self.listed is None:
+            return 0
+        inner = plan.shard.inner if plan.shard else plan.grid_chunk
+        inside = math.prod(-(-s // c) for s, c in zip(plan.shape, inner, strict=True))
+        return max(0, inside - sum(self.counts.values()))
 
     @property
     def outcome(self) -> str:
@@ -108,6 +135,8 @@ class Result:
     skipped: list[str] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     dropped: int = 0
+    #: The user pressed Ctrl-C: what was checked before is all the result holds.
+    interrupted: bool = False
 
     def totals(self) -> Counter[str]:
         out: Counter[str] = Counter()
@@ -117,7 +146,7 @@ class Result:
 
     def conforms(self, strict: bool = False) -> bool:
         bad = ("error", "fail", "warn") if strict else ("error", "fail")
-        return all(a.outcome not in bad for a in self.arrays)
+        return not self.interrupted and all(a.outcome not in bad for a in self.arrays)
 
 
 def _arrays(spec: StoreSpec, where: str) -> tuple[list[ArrayResult], list[str]]:
@@ -131,9 +160,15 @@ def _arrays(spec: StoreSpec, where: str) -> tuple[list[ArrayResult], list[str]]:
     out = []
     for node in jpeg:
         plan, findings = analyse(node)
-        meta = record(display(spec.url), "/" + node.path, "zarr.json", findings) if findings else None
-        result = ArrayResult(node, plan, meta)
+        listed = None
         if plan is not None and plan.checkable:
+            listed, refused = _stored_positions(store, spec, plan)
+            if refused is not None:
+                findings.append(refused)
+                plan = None
+        meta = record(display(spec.url), "/" + node.path, "zarr.json", findings) if findings else None
+        result = ArrayResult(node, plan, meta, listed=listed)
+        if plan is not None and plan.checkable and plan.grid_count:
             result.map = ChunkMap(plan.grid)
         for f in findings:
             if f.requirement:
@@ -142,14 +177,36 @@ def _arrays(spec: StoreSpec, where: str) -> tuple[list[ArrayResult], list[str]]:
     return out, skipped
 
 
-def _batches(result: ArrayResult, workers: int, batch: int | None) -> Iterator[tuple[int, int]]:
+def _stored_positions(store: Any, spec: StoreSpec, plan: ArrayPlan) -> tuple[list[int] | None, Finding | None]:
+    """(the grid positions that hold a key, found by listing a large grid; None: every position is read),
+    or why the grid is too large to read position by position in a store that cannot list."""
+    if plan.grid_count <= LIST_ABOVE:
+        return None, None
+    # An http "listing" is whatever links a page holds: a server that shows no index would
+    # pass for an array without chunks. Object stores and folders list what they hold.
+    keys = None if spec.kind in ("http", "https") else list_keys(store, plan.path)
+    if keys is not None:
+        return sorted({i for i in map(plan.index_of, keys) if i is not None}), None
+    if plan.grid_count <= MAX_UNLISTED:
+        return None, None
+    return None, error(f"the array declares {plan.grid_count:,} chunk positions and the store ({spec.kind}) cannot be listed "
+                       f"for the ones that hold a chunk: check-store reads at most {MAX_UNLISTED:,} positions one by one; "
+                       "not checked")
+
+
+def _batches(result: ArrayResult, workers: int, batch: int | None) -> Iterator[tuple[int, int, list[int] | None]]:
+    """(first position, past the last, the listed positions or None for all between) of each batch, made as they are taken."""
     plan = result.plan
     assert plan is not None
-    total = plan.grid_count * plan.per_grid
-    size = batch or min(MAX_BATCH, max(MIN_BATCH, total // (workers * 16) or 1))
+    size = batch or min(MAX_BATCH, max(MIN_BATCH, result.total // (workers * 16) or 1))
     step = max(1, size // plan.per_grid)
+    if result.listed is not None:
+        for at in range(0, len(result.listed), step):
+            chosen = result.listed[at:at + step]
+            yield chosen[0], chosen[-1] + 1, chosen
+        return
     for start in range(0, plan.grid_count, step):
-        yield start, min(plan.grid_count, start + step)
+        yield start, min(plan.grid_count, start + step), None
 
 
 def check(
@@ -164,14 +221,18 @@ def check(
     on_batch: Callable[[dict[str, Any], Result], None] | None = None,
     latency: float = 0.0,
     concurrency: int = 32,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> Result:
     """Check every array under ``url`` that uses the ``jpeg`` codec; StoreError for bad input.
 
     ``scheduler`` is ``threads`` (default), ``processes`` or ``sync`` for this machine,
     ``cluster`` for a local dask cluster of ``workers`` processes, or the address of a dask
     scheduler. ``on_batch`` sees each batch's result as it lands (records, counts).
+    ``timeout``: seconds a remote store has to connect and to send each piece of an answer.
+    Ctrl-C (KeyboardInterrupt) during the chunks ends the run with what was checked: the
+    result says ``interrupted``.
     """
-    spec = StoreSpec(url, dict(storage_options or {}), latency, concurrency, uuid.uuid4().hex)
+    spec = StoreSpec(url, dict(storage_options or {}), latency, concurrency, uuid.uuid4().hex, timeout)
     where = display(url)
     opts = options or Options()
     opts = Options(opts.decode, decoder_name(opts) if opts.decode else opts.decoder, opts.reference, where)
@@ -180,8 +241,8 @@ def check(
     if on_start is not None:
         on_start(result)
     n = workers or os.cpu_count() or 1
-    tasks = [(spec, a.plan, start, stop, opts) for a in result.arrays if a.plan is not None and a.plan.checkable
-             for start, stop in _batches(a, n, batch)]
+    tasks = ((spec, a.plan, start, stop, opts, listed) for a in result.arrays if a.plan is not None and a.plan.checkable
+             for start, stop, listed in _batches(a, n, batch))
     by_path = {a.plan.path: a for a in result.arrays if a.plan is not None}
 
     def land(out: dict[str, Any]) -> None:
@@ -189,7 +250,7 @@ def check(
         array.counts.update(out["counts"])
         array.positions += out["positions"]
         if array.map is not None:
-            array.map.add(out["start"], out["status"])
+            array.map.add(out["start"], out["status"], out.get("indices"))
         for rec in out["records"]:
             for f in rec["findings"]:
                 if f["requirement"]:
@@ -202,12 +263,19 @@ def check(
             on_batch(out, result)
 
     began = time.perf_counter()
-    result.engine = _execute(tasks, scheduler, workers, land)
+    try:
+        result.engine = _execute(tasks, scheduler, workers, land)
+    except KeyboardInterrupt:
+        result.interrupted = True
+        result.engine = result.engine or f"{scheduler} (interrupted)"
     result.seconds = time.perf_counter() - began
+    for a in result.arrays:
+        if not result.interrupted and a.unlisted:
+            a.counts["fill"] += a.unlisted
     return result
 
 
-def _execute(tasks: list[tuple[Any, ...]], scheduler: str, workers: int | None, land: Callable[[dict[str, Any]], None]) -> str:
+def _execute(tasks: Iterable[tuple[Any, ...]], scheduler: str, workers: int | None, land: Callable[[dict[str, Any]], None]) -> str:
     """Run the tasks; return how they ran, for the report."""
     if scheduler == "sync":
         for task in tasks:
@@ -221,6 +289,7 @@ def _execute(tasks: list[tuple[Any, ...]], scheduler: str, workers: int | None, 
             for task in tasks:
                 land(check_batch(*task))
             return "one thread (dask is not installed: pip install 'zarr-jpeg-conformance[check-store]')"
+        tasks = list(tasks)
         bag = db.from_sequence(tasks, partition_size=1).starmap(check_batch)
 
         landed: set[tuple[str, int]] = set()
@@ -243,7 +312,7 @@ def _execute(tasks: list[tuple[Any, ...]], scheduler: str, workers: int | None, 
     return _distributed(tasks, scheduler, workers, land)
 
 
-def _distributed(tasks: list[tuple[Any, ...]], scheduler: str, workers: int | None, land: Callable[[dict[str, Any]], None]) -> str:
+def _distributed(tasks: Iterable[tuple[Any, ...]], scheduler: str, workers: int | None, land: Callable[[dict[str, Any]], None]) -> str:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as exc:

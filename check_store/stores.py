@@ -14,9 +14,10 @@ its tail), since zarr's thread hop and second open per read cost more than the r
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -28,11 +29,34 @@ from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 from zarr.storage import FsspecStore, LocalStore, WrapperStore, ZipStore
 
-__all__ = ["StoreError", "StoreSpec", "list_children", "open_store", "read_ranges", "read_key"]
+__all__ = ["DEFAULT_TIMEOUT", "StoreError", "StoreSpec", "leaves_store", "list_children", "list_keys", "open_store",
+           "read_ranges", "read_key"]
+
+#: A range read longer than this is first cut to the file's size.
+_LARGE_READ = 1 << 20
+#: Seconds a remote store has to connect and to send each piece of an answer (``--timeout``).
+DEFAULT_TIMEOUT = 60.0
 
 
 class StoreError(Exception):
     """The store cannot be opened or read: bad input, reported with exit code 2."""
+
+
+def leaves_store(path: str) -> str | None:
+    """Why a key or node path would leave the store (or name no place in it); None when it stays inside.
+
+    Keys are joined to a folder or a URL as they are: ``..``, an absolute path or a drive
+    would read what is not the store's, so they are refused before any read.
+    """
+    if path.startswith("/") or "\\" in path or "\x00" in path:
+        return f"{path[:200]!r} is an absolute path, or holds a backslash or NUL"
+    parts = path.split("/")
+    bad = next((p for p in parts if p in ("", ".", "..")), None)
+    if bad is not None:
+        return f"{path[:200]!r} has a {bad!r} segment" if bad else f"{path[:200]!r} has an empty segment"
+    if ":" in parts[0]:
+        return f"{path[:200]!r} starts with a scheme or a drive"
+    return None
 
 
 @dataclass(frozen=True)
@@ -47,6 +71,8 @@ class StoreSpec:
     concurrency: int = 32
     #: Distinguishes runs, so that a process that checked a store before opens it afresh.
     token: str = ""
+    #: Seconds a remote store has to connect and to send each piece of an answer.
+    timeout: float = DEFAULT_TIMEOUT
 
     @property
     def kind(self) -> str:
@@ -68,13 +94,24 @@ def _local_path(url: str) -> Path:
 
 def open_store(spec: StoreSpec) -> Store:
     """The store ``spec`` names, opened read-only (one per process and run)."""
-    return _open(json.dumps([spec.url, dict(spec.storage_options), spec.latency, spec.concurrency, spec.token],
+    return _open(json.dumps([spec.url, dict(spec.storage_options), spec.latency, spec.concurrency, spec.token, spec.timeout],
                             sort_keys=True, default=str))
+
+
+def _with_timeout(kind: str, options: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """fsspec options with a bound on every network wait (aiohttp's own default is 300 s per request)."""
+    if kind not in ("http", "https") or "timeout" in (options.get("client_kwargs") or {}):
+        return options
+    import aiohttp
+
+    client = dict(options.get("client_kwargs") or {})
+    client["timeout"] = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout, sock_read=timeout)
+    return {**options, "client_kwargs": client}
 
 
 @lru_cache(maxsize=8)
 def _open(key: str) -> Store:
-    url, options, latency, concurrency, _token = json.loads(key)
+    url, options, latency, concurrency, _token, timeout = json.loads(key)
     spec = StoreSpec(url, options, latency, concurrency)
     store: Store
     if spec.kind == "local":
@@ -83,6 +120,7 @@ def _open(key: str) -> Store:
             raise StoreError(f"{url}: no such folder" if not path.exists() else f"{url}: not a folder (a Zarr store is a folder, "
                              "a .zip file or a URL)")
         store = LocalStore(path, read_only=True)
+        _FOLDERS.clear()
     elif spec.kind == "zip":
         path = _local_path(url)
         if not path.is_file():
@@ -94,7 +132,8 @@ def _open(key: str) -> Store:
             raise StoreError(f"{url}: cannot open as a zip store: {type(exc).__name__}: {exc}") from exc
     else:
         try:
-            store = FsspecStore.from_url(url, storage_options=dict(options) or None, read_only=True)
+            store = FsspecStore.from_url(url, storage_options=_with_timeout(spec.kind, dict(options), timeout) or None,
+                                         read_only=True)
         except (ImportError, ValueError, OSError) as exc:
             raise StoreError(f"{url}: cannot open through fsspec: {type(exc).__name__}: {exc}") from exc
     if latency:
@@ -111,6 +150,11 @@ def read_ranges(store: Store, requests: Sequence[tuple[str, ByteRequest | None]]
     """
     if not requests:
         return []
+    for key, _range in requests:
+        if _suspect(key):
+            why = leaves_store(key)
+            if why is not None:
+                raise StoreError(f"key {why}: it would leave the store, and is not read")
     try:
         if isinstance(store, LocalStore):
             return _read_local(store.root, requests)
@@ -120,8 +164,19 @@ def read_ranges(store: Store, requests: Sequence[tuple[str, ByteRequest | None]]
         raise
     except Exception as exc:
         more = f" and {len(requests) - 1} more keys" if len(requests) > 1 else ""
-        raise StoreError(f"reading {requests[0][0]}{more} failed: {type(exc).__name__}: {exc}") from exc
+        raise StoreError(f"reading {requests[0][0]}{more} failed: {_failure(exc)}") from exc
     return [None if b is None else _cut(b.to_bytes(), r) for b, (_key, r) in zip(got, requests, strict=True)]
+
+
+def _suspect(key: str) -> bool:
+    """Whether a key could leave the store (a cheap look at every key read; :func:`leaves_store` decides)."""
+    return (key[:1] in ("/", ".", "") or "/." in key or "//" in key or "\\" in key or "\x00" in key or ":" in key)
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):  # asyncio's and aiohttp's timeouts are TimeoutErrors
+        return f"{type(exc).__name__}: no answer in time (--timeout SECONDS bounds each wait of a remote store)"
+    return f"{type(exc).__name__}: {str(exc)[:500]}"
 
 
 def _read_local(root: Path, requests: Sequence[tuple[str, ByteRequest | None]]) -> list[bytes | None]:
@@ -134,7 +189,7 @@ def _read_local(root: Path, requests: Sequence[tuple[str, ByteRequest | None]]) 
         while j < len(requests) and requests[j][0] == key:
             j += 1
         try:
-            with open(os.path.join(root, key), "rb") as f:
+            with _open_inside(str(root), key) as f:
                 for _key, r in requests[i:j]:
                     out.append(_read_open(f, r))
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -143,12 +198,74 @@ def _read_local(root: Path, requests: Sequence[tuple[str, ByteRequest | None]]) 
     return out
 
 
+def _open_inside(root: str, key: str) -> Any:
+    """The file of ``key``, opened for reading; StoreError when a symbolic link takes it out of the store.
+
+    Its folder is resolved once per folder; the file itself is opened without following a
+    link, and only a link that stays inside the store is then followed.
+    """
+    folder = key.rpartition("/")[0]
+    if not _inside(root, folder):
+        raise StoreError(f"key {key[:200]}: its folder is a symbolic link out of the store: not read")
+    path = os.path.join(root, key)
+    try:
+        return open(path, "rb", opener=_no_link)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        if not _resolves_inside(root, key):
+            raise StoreError(f"key {key[:200]}: a symbolic link out of the store: not read") from None
+    return open(path, "rb")
+
+
+def _no_link(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+
+
+def _resolves_inside(root: str, path: str) -> bool:
+    """Whether ``path`` (relative to the store's folder ``root``) resolves to a place inside it."""
+    base = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(root, path))
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+#: (store folder, folder of keys) -> whether it stays inside the store, per run (a store opened afresh clears it).
+_FOLDERS: dict[tuple[str, str], bool] = {}
+_FOLDERS_MAX = 1 << 16
+
+
+def _inside(root: str, folder: str) -> bool:
+    """Whether a folder of keys stays inside the store: each folder on the way is looked at once (one
+    ``lstat``), and resolved only when it is a symbolic link."""
+    known = _FOLDERS.get((root, folder))
+    if known is not None:
+        return known
+    if len(_FOLDERS) > _FOLDERS_MAX:
+        _FOLDERS.clear()
+    todo = [folder]
+    parent = folder.rpartition("/")[0]
+    while parent and (root, parent) not in _FOLDERS:
+        todo.append(parent)
+        parent = parent.rpartition("/")[0]
+    ok = _FOLDERS.get((root, parent), True) if parent else True
+    for path in reversed(todo):
+        if ok and path and os.path.islink(os.path.join(root, path)):
+            ok = _resolves_inside(root, path)
+        _FOLDERS[(root, path)] = ok
+    return ok
+
+
 def _read_open(f: Any, request: ByteRequest | None) -> bytes:
     if request is None:
         return bytes(f.read())
     if isinstance(request, RangeByteRequest):
+        end = request.end
+        if end - request.start > _LARGE_READ:
+            # Never more than the file holds: read(n) allocates n bytes first, and a corrupt
+            # shard index can ask for exabytes.
+            end = min(end, os.fstat(f.fileno()).st_size)
         f.seek(request.start)
-        return bytes(f.read(request.end - request.start))
+        return bytes(f.read(max(0, end - request.start)))
     if isinstance(request, SuffixByteRequest):
         size = f.seek(0, os.SEEK_END)
         f.seek(max(0, size - request.suffix))
@@ -170,21 +287,38 @@ def read_key(store: Store, key: str) -> bytes | None:
     return value
 
 
-def list_children(store: Store, prefix: str) -> list[str] | None:
-    """The names directly under ``prefix`` (a node path, '' for the root), or None if the store cannot list."""
+def _listing(store: Store, listing: Callable[[], AsyncIterator[str]], what: str) -> list[str] | None:
+    """What an async listing of the store yields, or None if the store cannot list; StoreError if it fails."""
     if not store.supports_listing:
         return None
 
     async def names() -> list[str]:
-        return [name async for name in store.list_dir(prefix)]
+        return [name async for name in listing()]
 
     try:
-        found = sync(names())
+        return sync(names())
     except (NotImplementedError, FileNotFoundError):
         return None
     except Exception as exc:
-        raise StoreError(f"listing {prefix or 'the root'} failed: {type(exc).__name__}: {exc}") from exc
-    return sorted({name.rstrip("/").split("/")[0] for name in found if name})
+        raise StoreError(f"listing {what[:200]}{'...' if len(what) > 200 else ''} failed: {_failure(exc)}") from exc
+
+
+def list_children(store: Store, prefix: str) -> list[str] | None:
+    """The names directly under ``prefix`` (a node path, '' for the root), or None if the store cannot list."""
+    found = _listing(store, lambda: store.list_dir(prefix), prefix or "the root")
+    if found is None:
+        return None
+    # A name that would lead out of the store (an http listing's "../" link) is no child.
+    return sorted({n for n in (name.rstrip("/").split("/")[0] for name in found if name) if leaves_store(n) is None})
+
+
+def list_keys(store: Store, prefix: str) -> Iterator[str] | None:
+    """Every key under ``prefix`` (a node path), relative to it; None if the store cannot list."""
+    start = f"{prefix}/" if prefix else ""
+    found = _listing(store, lambda: store.list_prefix(start), f"the keys of {prefix or 'the root'}")
+    if found is None:
+        return None
+    return (key[len(start):] for key in found if key.startswith(start))
 
 
 class SlowStore(WrapperStore[Store]):

@@ -11,6 +11,7 @@ from typing import Any
 from .. import __version__
 from ..core.config import REQUIRED_SCHEMES, JpegConfig
 from ..corpus.registry import requirements
+from .records import cap
 from .run import ArrayResult, Result
 
 __all__ = ["FORMAT_VERSION", "describe_config", "lines", "to_json"]
@@ -78,6 +79,7 @@ def to_json(result: Result, *, strict: bool = False) -> dict[str, Any]:
         "seconds": round(result.seconds, 3),
         "conforms": result.conforms(strict),
         "strict": strict,
+        "interrupted": result.interrupted,
         "totals": {k: totals[k] for k in ("pass", "warn", "fail", "error", "fill")},
         "arrays": [_array(a) for a in result.arrays],
         "skipped_arrays": result.skipped,
@@ -107,12 +109,12 @@ def lines(result: Result, *, strict: bool = False, examples: int = 3) -> list[st
                 + f", jpeg {describe_config(plan.config)}") if plan else "not checked"
         c = a.counts
         tally = ", ".join(f"{c[k]:,} {k}" for k in ("pass", "warn", "fail", "error", "fill") if c[k]) or "no chunks"
-        out.append(f"  /{a.node.path:<20} {a.outcome.upper():<5} {what}: {tally}")
+        out.append(f"  /{cap(a.node.path, 200):<20} {a.outcome.upper():<5} {what}: {tally}")
         if a.metadata:
             for f in a.metadata["findings"]:
                 out.append(f"      zarr.json {f['outcome']} [{f['requirement'] or 'check-store'}] {f['observed']}")
     if result.skipped:
-        out.append(f"  ({len(result.skipped)} array(s) without jpeg not checked: {', '.join(result.skipped[:5])})")
+        out.append(f"  ({len(result.skipped)} array(s) without jpeg not checked: {', '.join(cap(p, 200) for p in result.skipped[:5])})")
     out.append(f"{_n(stored, 'chunk')} checked in {result.seconds:.1f} s ({rate:,.0f} chunks/s): {totals['pass']:,} conform, "
                f"{totals['warn']:,} warn, {totals['fail']:,} fail, {totals['error']:,} error; {totals['fill']:,} missing (fill value)")
     by_req: dict[str, list[dict[str, Any]]] = {}
@@ -124,6 +126,12 @@ def lines(result: Result, *, strict: bool = False, examples: int = 3) -> list[st
         out.append(f"  {rid:<12} {found[0]['outcome']:<5} {_n(count, 'chunk')}")
         for f in found[:examples]:
             out.append(f"      {f['case']}: {f['observed']}")
+    if result.interrupted:
+        planned = sum(a.total for a in result.arrays)
+        done = sum(a.positions for a in result.arrays)
+        out.append(f"INTERRUPTED (Ctrl-C) after {done:,} of {planned:,} chunk positions: the findings above are those of the "
+                   "chunks checked before; the rest were not checked")
+        return out
     verdict = "CONFORMS" if result.conforms(strict) else "DOES NOT CONFORM"
     out.append(f"{verdict}" + (" (warnings count: --strict)" if strict else ""))
     return out

@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import traceback
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from zarr.abc.store import ByteRequest, RangeByteRequest, SuffixByteRequest
 
 from .chunks import HEAD, HEAD_MAX, TAIL, Options, check_header, check_whole, header_extent
 from .metadata import ArrayPlan, shard_index
-from .records import Finding, error, record, worst
-from .stores import StoreSpec, open_store, read_ranges
+from .records import Finding, cap, error, record, worst
+from .stores import StoreError, StoreSpec, open_store, read_ranges
 
 __all__ = ["STATUS", "check_batch"]
 
+#: Largest end of a shard index entry taken for a place in a file (no file is longer).
+MAX_OFFSET = 1 << 62
+#: Failed reads in a row, after a batch's read failed, before the rest of the batch shares the error.
+GIVE_UP = 8
 #: Status byte of a grid position in the chunk map, by outcome; higher is worse.
 STATUS = {"none": 0, "fill": 1, "pass": 2, "warn": 3, "fail": 4, "error": 5}
 
@@ -28,7 +33,7 @@ STATUS = {"none": 0, "fill": 1, "pass": 2, "warn": 3, "fail": 4, "error": 5}
 class _Slot:
     """One stored JPEG to judge: where it is and what was read of it."""
 
-    __slots__ = ("boundary", "coords", "head", "index", "inner", "key", "length", "offset", "tail")
+    __slots__ = ("boundary", "coords", "head", "index", "inner", "key", "length", "offset", "problem", "tail")
 
     def __init__(self, index: int, coords: tuple[int, ...], key: str, inner: tuple[int, ...] | None, boundary: bool,
                  offset: int = 0, length: int | None = None) -> None:
@@ -36,28 +41,41 @@ class _Slot:
         self.offset, self.length = offset, length
         self.head: bytes | None = None
         self.tail: bytes = b""
+        #: Why it could not be read, if it could not.
+        self.problem: str | None = None
 
 
-def check_batch(store: StoreSpec, plan: ArrayPlan, start: int, stop: int, options: Options) -> dict[str, Any]:
-    """Check grid positions ``start``..``stop`` of ``plan``'s array; failures become error records."""
+def check_batch(store: StoreSpec, plan: ArrayPlan, start: int, stop: int, options: Options,
+                positions: Sequence[int] | None = None) -> dict[str, Any]:
+    """Check grid positions ``start``..``stop`` of ``plan``'s array (or the listed ``positions``, a
+    sorted run from ``start`` to below ``stop``); failures become error records."""
     try:
-        return _Batch(store, plan, start, stop, options).run()
+        return _Batch(store, plan, start, stop, options, positions).run()
     except Exception as exc:  # noqa: BLE001 - one failed batch must not cancel the run: it is reported
         first = plan.key(plan.coords(start))
         last = plan.key(plan.coords(stop - 1))
-        detail = "".join(traceback.format_exception_only(exc)).strip()
+        detail = cap("".join(traceback.format_exception_only(exc)).strip())
         rec = record(options.store, plan.path or "/", f"{first}..{last}", [error(f"checking chunks {first} to {last} failed: {detail}")])
-        count = (stop - start) * plan.per_grid
-        return {"array": plan.path, "start": start, "stop": stop, "positions": count,
-                "counts": {"error": count}, "records": [rec], "status": bytes([STATUS["error"]]) * (stop - start)}
+        n = len(positions) if positions is not None else stop - start
+        count = n * plan.per_grid
+        out = {"array": plan.path, "start": start, "stop": stop, "positions": count,
+               "counts": {"error": count}, "records": [rec], "status": bytes([STATUS["error"]]) * n}
+        if positions is not None:
+            out["indices"] = list(positions)
+        return out
 
 
 class _Batch:
-    def __init__(self, spec: StoreSpec, plan: ArrayPlan, start: int, stop: int, options: Options) -> None:
+    def __init__(self, spec: StoreSpec, plan: ArrayPlan, start: int, stop: int, options: Options,
+                 positions: Sequence[int] | None = None) -> None:
         self.spec, self.plan, self.start, self.stop, self.options = spec, plan, start, stop, options
+        self.positions = positions
+        self.indices: Sequence[int] = range(start, stop) if positions is None else positions
+        #: Where each grid position's status byte is, for listed positions.
+        self.at = None if positions is None else {index: i for i, index in enumerate(positions)}
         self.store = open_store(spec)
         self.counts: Counter[str] = Counter()
-        self.status = bytearray(stop - start)
+        self.status = bytearray(len(self.indices))
         self.records: list[dict[str, Any]] = []
         self.whole = options.decode or bool(plan.after)
 
@@ -66,31 +84,38 @@ class _Batch:
         self._read(slots)
         for slot in slots:
             self._judge(slot)
-        return {"array": self.plan.path, "start": self.start, "stop": self.stop,
-                "positions": (self.stop - self.start) * self.plan.per_grid,
-                "counts": dict(self.counts), "records": self.records, "status": bytes(self.status)}
+        out = {"array": self.plan.path, "start": self.start, "stop": self.stop,
+               "positions": len(self.indices) * self.plan.per_grid,
+               "counts": dict(self.counts), "records": self.records, "status": bytes(self.status)}
+        if self.positions is not None:
+            out["indices"] = list(self.positions)
+        return out
 
     def _mark(self, index: int, outcome: str) -> None:
-        i = index - self.start
+        i = index - self.start if self.at is None else self.at[index]
         self.status[i] = max(self.status[i], STATUS[outcome])
 
     def _chunks(self) -> list[_Slot]:
         plan = self.plan
-        return [_Slot(i, c, plan.stored_key(c), None, plan.at_edge(c)) for i in range(self.start, self.stop)
-                for c in (plan.coords(i),)]
+        return [_Slot(i, c, plan.stored_key(c), None, plan.at_edge(c)) for i in self.indices for c in (plan.coords(i),)]
 
     def _shards(self) -> list[_Slot]:
         plan = self.plan
         layout = plan.shard
         assert layout is not None
-        keys = [plan.stored_key(plan.coords(i)) for i in range(self.start, self.stop)]
+        keys = [plan.stored_key(plan.coords(i)) for i in self.indices]
         where: ByteRequest = SuffixByteRequest(layout.index_bytes) if layout.index_at_end else RangeByteRequest(0, layout.index_bytes)
-        raws = read_ranges(self.store, [(k, where) for k in keys])
+        raws = self._fetch([[(k, where)] for k in keys])
         slots: list[_Slot] = []
-        for i, key, raw in zip(range(self.start, self.stop), keys, raws, strict=True):
+        for i, key, got in zip(self.indices, keys, raws, strict=True):
             coords = plan.coords(i)
             inner = plan.inner_positions(coords)
             inside = sum(1 for _, ok, _ in inner if ok)
+            if isinstance(got, str):
+                self._report(i, key, None, [error(f"cannot read the shard index: {got}")], {}, False)
+                self.counts["error"] += inside - 1
+                continue
+            raw = got[0]
             if raw is None:
                 self.counts["fill"] += inside
                 self._mark(i, "fill")
@@ -106,7 +131,13 @@ class _Batch:
                         self.counts["fill"] += 1
                         self._mark(i, "fill")
                     continue
-                slots.append(_Slot(i, coords, key, pos, edge, entry[0], entry[1]))
+                offset, length = entry
+                if offset + length > MAX_OFFSET:
+                    # No file is that long: reading it would only exhaust memory, in this chunk's batch.
+                    self._report(i, key, pos, [error(f"the shard index puts this chunk at bytes {offset}..{offset + length}, "
+                                                     f"beyond any file (2^62 bytes): a corrupt index entry; not read")], {}, edge)
+                    continue
+                slots.append(_Slot(i, coords, key, pos, edge, offset, length))
         return slots
 
     def _ranges(self, slot: _Slot, head: int | None) -> list[tuple[str, ByteRequest | None]]:
@@ -120,12 +151,41 @@ class _Batch:
             return [(slot.key, RangeByteRequest(off, off + n))]
         return [(slot.key, RangeByteRequest(off, off + head)), (slot.key, RangeByteRequest(off + n - min(n, TAIL), off + n))]
 
+    def _fetch(self, plans: list[list[tuple[str, ByteRequest | None]]]) -> list[list[bytes | None] | str]:
+        """The values of each list of ranges, or why they could not be read.
+
+        One read for the whole batch; when it fails, each list is read alone, so that one
+        unreadable key (a permission, a range the server refuses) errs only itself. After
+        :data:`GIVE_UP` failures in a row the store itself is taken to be failing, and the
+        rest share the error rather than each waiting for it.
+        """
+        try:
+            got = iter(read_ranges(self.store, [r for p in plans for r in p]))
+            return [[next(got) for _ in p] for p in plans]
+        except StoreError as exc:
+            if len(plans) == 1:
+                return [str(exc)]
+        out: list[list[bytes | None] | str] = []
+        failed = 0
+        for p in plans:
+            if failed >= GIVE_UP:
+                out.append(cast(str, out[-1]))
+                continue
+            try:
+                out.append(read_ranges(self.store, p))
+                failed = 0
+            except StoreError as exc:
+                out.append(str(exc))
+                failed += 1
+        return out
+
     def _read(self, slots: list[_Slot]) -> None:
         head = None if self.whole else HEAD
         plans = [self._ranges(s, head) for s in slots]
-        got = iter(read_ranges(self.store, [r for p in plans for r in p]))
-        for slot, p in zip(slots, plans, strict=True):
-            values = [next(got) for _ in p]
+        for slot, values in zip(slots, self._fetch(plans), strict=True):
+            if isinstance(values, str):
+                slot.problem = values
+                continue
             slot.head = values[0]
             if len(values) > 1:
                 slot.tail = values[1] or b""
@@ -134,16 +194,22 @@ class _Batch:
         # Headers longer than HEAD (ICC profiles, EXIF): read again, as far as they go.
         longer = []
         for slot in slots:
-            if slot.head is not None and slot.tail:
+            if slot.head is not None and slot.tail and slot.problem is None:
                 end = header_extent(slot.head)
                 if end is not None and end < 0 and len(slot.head) == HEAD:
                     longer.append((slot, min(-end + 4096, HEAD_MAX)))
         if longer:
-            again = read_ranges(self.store, [self._ranges(s, n)[0] for s, n in longer])
+            again = self._fetch([[self._ranges(s, n)[0]] for s, n in longer])
             for (slot, _), value in zip(longer, again, strict=True):
-                slot.head = value
+                if isinstance(value, str):
+                    slot.problem = value
+                else:
+                    slot.head = value[0]
 
     def _judge(self, slot: _Slot) -> None:
+        if slot.problem is not None:
+            self._report(slot.index, slot.key, slot.inner, [error(f"cannot read this chunk: {slot.problem}")], {}, slot.boundary)
+            return
         data = slot.head
         if data is None:
             self.counts["fill"] += 1

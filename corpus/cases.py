@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from .registry import resource
+from .registry import read_json, resource
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ class BuildCase:
 def _case_files(folder: str) -> list[tuple[str, Any]]:
     root = resource("fixtures", folder)
     return [
-        (f"fixtures/{folder}/{entry.name}", json.loads(entry.read_text(encoding="utf-8")))
+        (f"fixtures/{folder}/{entry.name}", read_json(entry, f"fixtures/{folder}/{entry.name}"))
         for entry in sorted(root.iterdir(), key=lambda e: e.name)
         if entry.name.endswith(".json")
     ]

@@ -26,8 +26,25 @@ def resource(*parts: str) -> Traversable:
     return node
 
 
+class CorpusFileError(ValueError):
+    """A file of the installed corpus cannot be read: it was damaged (truncated, edited) since it was written."""
+
+
+def read_json(node: Traversable, where: str) -> Any:
+    """The JSON document of a corpus file; CorpusFileError naming ``where`` when it is not one."""
+    try:
+        return json.loads(node.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CorpusFileError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}): the corpus file is "
+                              "damaged; reinstall zarr-jpeg-conformance, or restore the file from its repository") from None
+    except UnicodeDecodeError as exc:
+        raise CorpusFileError(f"{where}: not UTF-8 text (byte {exc.start}): the corpus file is damaged") from None
+    except OSError as exc:
+        raise CorpusFileError(f"{where}: cannot read it: {exc.strerror or exc}") from None
+
+
 def load_json(*parts: str) -> Any:
-    return json.loads(resource(*parts).read_text(encoding="utf-8"))
+    return read_json(resource(*parts), "/".join(parts))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -36,7 +35,7 @@ from ..core.chunk import image_shape
 from ..core.config import JpegConfig
 from ..core.markers import inspect
 from .modes import Mode
-from .registry import resource
+from .registry import read_json, resource
 
 Category = Literal["reference", "foreign", "malformed"]
 Expect = Literal["decode", "reject", "decode-or-reject"]
@@ -122,7 +121,7 @@ def stream_cases() -> tuple[StreamCase, ...]:
             continue
         for entry in sorted(folder.iterdir(), key=lambda e: e.name):
             if entry.name.endswith(".json"):
-                doc = json.loads(entry.read_text(encoding="utf-8"))
+                doc = read_json(entry, "/".join([*STREAMS, category, entry.name]))
                 if doc.get("category") != category:
                     raise ValueError(f"{entry.name}: category {doc.get('category')!r} but stored under {category}/")
                 cases.append(_case(category, doc))

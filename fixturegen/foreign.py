@@ -13,10 +13,21 @@ import numpy as np
 
 from ..core import color
 from ..corpus.modes import codec
-from .edits import JFIF, Edit, adobe, drop_app, drop_jfif, insert_before, segment, set_component_ids, with_fill
+from .edits import (
+    JFIF,
+    Edit,
+    adobe,
+    drop_app,
+    drop_jfif,
+    insert_before,
+    segment,
+    set_component_ids,
+    unchanged,
+    with_fill,
+)
 from .encoders import Built, cjpeg, ic, pil, planar
 from .recipe import C420, C444, GRAY, Builder, Edited, Encoded, Recipe, Verdict, wants
-from .reference import RGB_BASE, YCC420_BASE, YCC_BASE
+from .reference import GRAY_BASE, RGB_BASE, YCC420_BASE, YCC_BASE
 
 #: cjpeg -scans script: each component in its own sequential scan.
 SEQ3 = "0: 0 63 0 0;\n1: 0 63 0 0;\n2: 0 63 0 0;\n"
@@ -31,6 +42,13 @@ APP14_RGB = Verdict(("JPEG-ECS-12", "JPEG-DEC-01"), "MUST", "decode-or-reject")
 RGB_IDS = Verdict(("JPEG-X-12", "JPEG-ECS-12"), "SHOULD", "decode-or-reject")
 OTHER_CONFIGURATION = Verdict(("JPEG-DEC-01", "JPEG-DCS-03"), "MUST", "decode")
 RGB_AS_YCBCR = Verdict(("JPEG-X-17", "JPEG-DEC-01"), "MAY", "decode-or-reject")
+#: Component identifiers other than 1 / 1, 2, 3 / 'R', 'G', 'B': T.81 allows any of 0-255. Where APP14
+#: (or a single component) fixes the colour space they must decode (JPEG-DEC-01's note); under JFIF,
+#: which libjpeg's writers read as fixing 1, 2, 3, refusing them is warned (JPEG-X-21).
+IDS_FIXED = Verdict(("JPEG-DEC-01", "JPEG-ECS-12"), "MUST", "decode")
+IDS_RGB = Verdict(("JPEG-DEC-01", "JPEG-ECS-12"), "MUST", "decode-or-reject")
+IDS_GRAY = Verdict(("JPEG-DEC-01", "JPEG-DEC-02"), "MUST", "decode")
+IDS_JFIF = Verdict(("JPEG-X-21", "JPEG-DEC-01"), "SHOULD", "decode")
 #: What an implementation that accepts rgb claims (JPEG-ECS-11): it decodes rgb streams.
 RGB_CODEC = codec(90, "rgb")
 
@@ -61,6 +79,59 @@ def _colour_markers(name: str, base: str, how: str, edit: Edit, description: str
 
 RGB = (82, 71, 66)  # component ids 'R', 'G', 'B'
 YCC = (1, 2, 3)
+#: Identifiers that T.81 allows and no built-in encoder writes (Photoshop writes 0, 1, 2).
+UNUSUAL_IDS = ((0, 1, 2), (2, 3, 4), (200, 201, 202))
+
+
+def _renamed(ids: tuple[int, ...], before: Edit = unchanged) -> Edit:
+    """An edit that applies ``before`` and then renames the frame's components to ``ids``."""
+    return lambda data: set_component_ids(before(data), ids)
+
+
+def _app14_for_jfif(data: bytes) -> bytes:
+    return insert_before(drop_jfif(data), 0xDB, adobe(1))
+
+
+def _unusual_ids(ids: tuple[int, int, int]) -> tuple[Edited, ...]:
+    """Streams whose component identifiers are valid in T.81 but none of 1, 2, 3 or 'R', 'G', 'B'."""
+    named, listed = "-".join(map(str, ids)), ", ".join(map(str, ids))
+    return (
+        _colour_markers(
+            f"component-ids-{named}-jfif", YCC_BASE, f"component ids set to {listed}", _renamed(ids),
+            f"ycbcr 4:4:4 with JFIF APP0 and component ids {listed}", IDS_JFIF,
+            "JFIF fixes YCbCr whatever the ids (T.871); T.81 allows any id 0-255. Refusing it is warned (JPEG-X-21).",
+            jfif=True, adobe_transform=None, ids=ids),
+        _colour_markers(
+            f"component-ids-{named}-app14-transform1", YCC_BASE,
+            f"JFIF APP0 replaced by APP14 transform 1; component ids set to {listed}", _renamed(ids, _app14_for_jfif),
+            f"ycbcr 4:4:4 with APP14 transform 1, no JFIF, component ids {listed}", IDS_FIXED,
+            "APP14 transform 1 says YCbCr; T.81 allows any id 0-255, so the stream decodes (JPEG-DEC-01).",
+            jfif=False, adobe_transform=1, ids=ids),
+        _colour_markers(
+            f"component-ids-{named}-app14-transform0", RGB_BASE, f"component ids of the rgb stream set to {listed}",
+            _renamed(ids), f"rgb with APP14 transform 0 and component ids {listed}", IDS_RGB,
+            "APP14 transform 0 says RGB; T.81 allows any id 0-255 (JPEG-DEC-01). A decoder that cannot honour "
+            "APP14 rejects it (JPEG-ECS-12); one that accepts rgb configurations must decode it.",
+            jfif=False, adobe_transform=0, ids=ids, decode_if_parsed=RGB_CODEC),
+    )  # fmt: skip
+
+
+def _gray_id(cid: int, jfif: bool) -> Edited:
+    """A grayscale stream whose one component has identifier ``cid``, with or without JFIF."""
+    return Edited(
+        f"component-ids-gray-{cid}-{'jfif' if jfif else 'no-jfif'}",
+        f"grayscale {'with' if jfif else 'without'} JFIF APP0, component id {cid}",
+        IDS_JFIF if jfif else IDS_GRAY, GRAY_BASE, _renamed((cid,), unchanged if jfif else drop_jfif),
+        f"component id set to {cid}" + ("" if jfif else "; JFIF APP0 removed"),
+        "One component is grayscale whatever its id; T.81 allows any id 0-255"
+        + (", and JFIF says Y. Refusing it is warned (JPEG-X-21)." if jfif else ", so the stream decodes (JPEG-DEC-01)."),
+        codec=GRAY, chunk_shape=(32, 96), structure={"jfif": jfif, "component_ids": (cid,)})
+
+
+COMPONENT_IDS: tuple[Edited, ...] = (
+    *(row for ids in UNUSUAL_IDS for row in _unusual_ids(ids)),
+    *(_gray_id(cid, jfif) for cid in (0, 255) for jfif in (True, False)),
+)
 
 #: Every decode combination the spec defines, in both directions (JPEG-DEC-01: the stream, not
 #: encoded_color_space, decides), and the one it leaves open (JPEG-X-17).
@@ -207,6 +278,7 @@ FOREIGN: tuple[Encoded | Edited, ...] = (
         "rgb with both JFIF APP0 and APP14 transform 0, component ids 1, 2, 3", APP14_RGB,
         "As jfif-app14-transform0, without the 'R','G','B' ids that hint at RGB: APP14 still decides (JPEG-ECS-12).",
         jfif=True, adobe_transform=0, ids=YCC),
+    *COMPONENT_IDS,
 )
 
 

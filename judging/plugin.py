@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import signal
 import sys
@@ -118,6 +119,16 @@ class _Interrupts:
         return signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL)
 
 
+def _open_results(path: str) -> IO[str]:
+    """The results file, opened for writing; a usage error, in one line, when it cannot be."""
+    if os.path.isdir(path):
+        raise pytest.UsageError(f"--results {path}: a folder; give the path of a file (e.g. {os.path.join(path, 'results.jsonl')})")
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise pytest.UsageError(f"--results {path}: cannot write it: {exc.strerror or exc}") from None
+
+
 class _State:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -140,7 +151,7 @@ class _State:
         #: Harness processes this session started (closed at the end).
         self.harnesses: list[Any] = []
         self.known = load_known_failures(config.getoption("known_failures") or [])
-        self.results: IO[str] | None = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115
+        self.results: IO[str] | None = _open_results(path) if path else None
 
     def _exec(self, command: str | list[str], spec: str) -> Any:
         """Start a harness process; AdapterLoadError with the harness's reason if it cannot start."""

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import compare as compare_mod
 from . import model, render_html, render_md, run
+from .outfolder import OutFolderError, claim, write_text
 from .saved import ReportFileError
 from .throughput import DEFAULT_REPEATS, DEFAULT_SIZE
 from .wording import verdict
@@ -53,13 +54,17 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The pages a run writes into its output folder.
+PAGES = ("matrix.json", "matrix.md", "matrix.html")
+
+
 def write_pages(matrix: model.Matrix, out: Path) -> list[Path]:
-    """Write matrix.json, matrix.md and matrix.html into ``out``."""
+    """Write matrix.json, matrix.md and matrix.html into ``out`` (each whole or not at all)."""
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "matrix.json", out / "matrix.md", out / "matrix.html"]
-    paths[0].write_text(json.dumps(model.to_json(matrix), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    paths[1].write_text(render_md.render(matrix), encoding="utf-8")
-    paths[2].write_text(render_html.render(matrix), encoding="utf-8")
+    paths = [out / name for name in PAGES]
+    write_text(paths[0], json.dumps(model.to_json(matrix), indent=1, ensure_ascii=False) + "\n")
+    write_text(paths[1], render_md.render(matrix))
+    write_text(paths[2], render_html.render(matrix))
     return paths
 
 
@@ -96,13 +101,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.from_dir is None and args.out is None:
         parser.error("give --out DIR to run, or --from DIR to re-render saved results")
+    unknown = next((why for why in map(run.unknown_spec, args.impl) if why), None) if args.from_dir is None else None
+    if unknown is not None:
+        _log(f"report: --impl: {unknown}")
+        return 2
+    if args.from_dir is not None and not model.results_files(args.from_dir):
+        parser.error(f"--from {args.from_dir}: no results/*.jsonl there")
+    out = args.out or args.from_dir
+    try:
+        with claim(out):
+            return _report(args, out)
+    except OutFolderError as exc:
+        _log(f"report: {exc}")
+        return 2
+
+
+def _report(args: argparse.Namespace, out: Path) -> int:
+    """Run (unless --from), then write the pages; the exit status."""
     interrupted = False
-    if args.from_dir is not None:
-        if not model.results_files(args.from_dir):
-            parser.error(f"--from {args.from_dir}: no results/*.jsonl there")
-        out = args.out or args.from_dir
-    else:
-        out = args.out
+    if args.from_dir is None:
         try:
             _run(args, out)
         except (run.Interrupted, KeyboardInterrupt):
@@ -125,12 +142,16 @@ def _run(args: argparse.Namespace, out: Path) -> None:
     options = run.RunOptions(timeout=args.timeout, keyword=args.keyword, suites=args.suites, pytest_args=args.pytest_arg,
                              jobs=max(1, args.jobs))
     specs = args.impl or run.default_specs()
-    out.mkdir(parents=True, exist_ok=True)
-    for stale in (out / "results").glob("*") if (out / "results").is_dir() else []:
-        if stale.suffix in (".jsonl", ".json", ".log"):
-            stale.unlink()  # results of an earlier run in this folder would mix into this one
-    (out / "throughput.json").unlink(missing_ok=True)
-    (out / "environment.json").write_text(json.dumps(run.environment(_selection(args)), indent=1) + "\n", encoding="utf-8")
+    ours, foreign = run.earlier_results(out / "results")
+    if foreign:
+        names = ", ".join(p.name for p in foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise OutFolderError(f"--out {out}: results/ holds {names}, which no run of this tool wrote and which the pages would "
+                             "read as results: move them, or give another folder")
+    # Results, pages and measurements of an earlier run in this folder would mix into this one;
+    # the user's own files stay.
+    for stale in [*ours, *(out / name for name in (*PAGES, "throughput.json", "environment.json"))]:
+        stale.unlink(missing_ok=True)
+    write_text(out / "environment.json", json.dumps(run.environment(_selection(args)), indent=1) + "\n")
     start = time.monotonic()
     metas = run.run_all(specs, out, options, _log)
     ready = [m["spec"] for m in metas if m.get("available")]

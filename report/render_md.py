@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterable
 
 from .. import __version__
@@ -272,7 +274,15 @@ def render(m: Matrix) -> str:
             f"{m.environment.get('zarr_jpeg_conformance', __version__)}.", ""]
     parts = (head + _summary(m) + _roots(m) + _parsing(m) + _protection(m) + _requirements(m) + _cross(m) + _rate_distortion(m)
              + _throughput(m) + _notes(m) + _corpus(m) + _environment(m))
-    return "\n".join(parts).rstrip() + "\n"
+    return _no_html("\n".join(parts).rstrip() + "\n")
+
+
+def _no_html(text: str) -> str:
+    """The document with no raw HTML: names and messages come from the implementations, and
+    Markdown renders HTML it meets (code spans show their text as it is, so they are left alone)."""
+    pieces = re.split(r"(`[^`\n]*`)", text)
+    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else html.escape(p, quote=False)
+                   for p in pieces)
 
 
 __all__ = ["render"]

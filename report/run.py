@@ -74,6 +74,60 @@ def probe(spec: str, timeout: float = 120.0) -> dict[str, Any]:
     return json.loads(lines[-1])
 
 
+def unknown_spec(spec: str) -> str | None:
+    """Why ``spec`` names no implementation at all (a typo: a usage error), None when it names one.
+
+    Whether a named one loads is the probe's to find out: one that cannot is a row of the matrix.
+    """
+    from importlib.metadata import entry_points
+
+    from ..adapters import ENTRY_POINT_GROUP
+
+    if spec.startswith("exec:") or ":" in spec or spec in BUILTINS or spec in LIBRARIES:
+        return None
+    named = {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    if spec in named:
+        return None
+    return f"no implementation is called {spec[:200]!r}: use one of {', '.join(sorted({*BUILTINS, *LIBRARIES, *named}))}, " \
+           "exec:COMMAND or module:attr"
+
+
+#: What a run writes into the results folder, by the end of the name; the loader reads the first three.
+_OWN_SUFFIXES = (".meta.json", ".run.json", ".jsonl", ".log")
+#: Bytes of a file read to tell whether this tool wrote it.
+_SNIFF = 1 << 16
+
+
+def _written_here(path: Path) -> bool:
+    """Whether a file of a results folder looks like one a run writes (the user may keep their own files there)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_SNIFF)
+    except OSError:
+        return False
+    first = head.split(b"\n", 1)[0]
+    if path.name.endswith((".meta.json", ".run.json")):
+        return head.lstrip().startswith(b"{") and b'"format_version"' in head
+    # A results line (the plugin writes keys sorted: case, format_version, implementation, ...); an empty file is a run's too.
+    return not head or (first.startswith(b"{") and b'"format_version"' in first and b'"implementation"' in first)
+
+
+def earlier_results(results_dir: Path) -> tuple[list[Path], list[Path]]:
+    """(files an earlier run wrote into ``results_dir``, files the loader would read that no run wrote).
+
+    A run's log goes with its results or meta file; anything else in the folder is the
+    user's and is neither read nor removed.
+    """
+    if not results_dir.is_dir():
+        return [], []
+    files = sorted(p for p in results_dir.iterdir() if p.is_file() and p.name.endswith(_OWN_SUFFIXES))
+    ours = {p for p in files if not p.name.endswith(".log") and _written_here(p)}
+    stems = {p.name.removesuffix(next(s for s in _OWN_SUFFIXES if p.name.endswith(s))) for p in ours}
+    ours |= {p for p in files if p.name.endswith(".log") and p.name.removesuffix(".log") in stems}
+    foreign = [p for p in files if p not in ours and not p.name.endswith(".log") and not p.name.endswith(".run.json")]
+    return sorted(ours), foreign
+
+
 def default_specs() -> list[str]:
     """Every built-in adapter, library adapter and shipped harness (those that cannot run are shown with the reason)."""
     harnesses = [f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses {name}" for name in HARNESSES]
@@ -420,5 +474,5 @@ def environment(selection: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["RunOptions", "default_specs", "environment", "file_stem", "probe", "pytest_command", "run_all", "run_corpus", "run_cross",
-           "run_suites", "run_throughput"]
+__all__ = ["RunOptions", "default_specs", "earlier_results", "environment", "file_stem", "probe", "pytest_command", "run_all",
+           "run_corpus", "run_cross", "run_suites", "run_throughput", "unknown_spec"]

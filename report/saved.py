@@ -20,7 +20,8 @@ from typing import Any
 
 import jsonschema
 
-from ..corpus.registry import load_json
+from ..corpus.registry import load_json, requirements
+from ..judging.verdict import MAX_MESSAGE
 
 #: ``format_version`` of every file of a report folder this version writes: meta, cross
 #: run, environment, throughput, matrix.json (schema/report-files.schema.json).
@@ -33,6 +34,9 @@ CROSS_STEM = "cross-pairs"
 CORPUS_STEM = "corpus-checks"
 RESULTS_SCHEMA = "results.schema.json"
 FILES_SCHEMA = "report-files.schema.json"
+#: Longest results line read, in bytes: a run's are far shorter (messages cut, metrics numbers),
+#: and one line is held whole while it is parsed.
+MAX_LINE = 1 << 24
 #: Longest piece of a file quoted in an error message, and most problems listed for one document.
 _QUOTE = 200
 _ERRORS = 3
@@ -112,35 +116,76 @@ def read_results(path: Path, *, stopped: bool = False, implementations: set[str]
     it was never finished: that line has no newline after it. Anything else that is not
     a valid line, blank lines included, is an error naming the line.
     """
+    records = []
     try:
-        text = path.read_bytes().decode("utf-8")
+        with open(path, "rb") as f:
+            number = 0
+            while line := f.readline(MAX_LINE + 1):
+                number += 1
+                if len(line) > MAX_LINE:
+                    raise ReportFileError(f"{path}, line {number}: longer than {MAX_LINE:,} bytes, and a run writes no such line "
+                                          f"(its messages are cut at {MAX_MESSAGE:,} characters): not a results line of this version")
+                # Only the last line can lack its newline.
+                record = _result_line(path, number, line, unfinished=not line.endswith(b"\n"), stopped=stopped)
+                if record is not None:
+                    if implementations is not None and record["implementation"] not in implementations:
+                        raise ReportFileError(f"{path}, line {number}: a result of {_quote(record['implementation'])} in the "
+                                              f"results file of {', '.join(sorted(implementations - {'-'}))}")
+                    if not known_case(record["case"]):
+                        raise ReportFileError(f"{path}, line {number}: case {_quote(record['case'])} is no case of this "
+                                              "version's suites or corpus: not a result it wrote")
+                    records.append(record)
     except OSError as exc:
         raise ReportFileError(f"{path}: cannot read it: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ReportFileError(f"{path}: not UTF-8 text (byte {exc.start}): a damaged file") from exc
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # after the final newline
-        unfinished = None
-    else:
-        unfinished = len(lines)  # the last line has no newline: the writer did not finish it
-    records = []
-    for number, line in enumerate(lines, 1):
-        where = f"{path}, line {number}"
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            if number == unfinished and stopped:
-                continue  # cut short by the stop; the run's meta says the results are incomplete
-            hint = (" (the last line, without a newline: the run that wrote it was killed while writing, "
-                    "but nothing says it was stopped)") if number == unfinished else ""
-            raise ReportFileError(f"{where}: not a JSON line{hint}: {exc}: {_quote(line)}") from exc
-        check(record, where, RESULTS_SCHEMA)
-        if implementations is not None and record["implementation"] not in implementations:
-            raise ReportFileError(f"{where}: a result of {_quote(record['implementation'])} in the results file of "
-                                  f"{', '.join(sorted(implementations - {'-'}))}")
-        records.append(record)
     return records
+
+
+def _result_line(path: Path, number: int, raw: bytes, *, unfinished: bool, stopped: bool) -> dict[str, Any] | None:
+    """One results line, checked and with its message capped; None for a last line a stopped run left unfinished."""
+    where = f"{path}, line {number}"
+    try:
+        line = raw.removesuffix(b"\n").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReportFileError(f"{where}: not UTF-8 text (byte {exc.start}): a damaged file") from exc
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        if unfinished and stopped:
+            return None  # cut short by the stop; the run's meta says the results are incomplete
+        hint = (" (the last line, without a newline: the run that wrote it was killed while writing, "
+                "but nothing says it was stopped)") if unfinished else ""
+        raise ReportFileError(f"{where}: not a JSON line{hint}: {_quote(str(exc))}: {_quote(line)}") from exc
+    check(record, where, RESULTS_SCHEMA)
+    unknown = [r for r in record["requirements"] if r not in requirements()]
+    if unknown:
+        raise ReportFileError(f"{where}: case {_quote(record['case'])} rests on {', '.join(map(_quote, unknown[:3]))}, which "
+                              "fixtures/requirements.json does not hold: not a result of this version's suites")
+    # The plugin caps what it writes; a longer message was written by something else, and is
+    # not carried whole into the matrix.
+    if len(record["message"]) > MAX_MESSAGE:
+        text = record["message"]
+        record["message"] = f"{text[:MAX_MESSAGE]}... (cut when read: {len(text):,} characters, more than a run writes)"
+    return record
+
+
+@cache
+def _known() -> tuple[frozenset[str], frozenset[str]]:
+    """(the suite modules, by the name a generated case ID starts with; every case ID of the corpus)."""
+    from ..corpus.cases import build_cases, chunk_cases, config_cases
+    from ..corpus.registry import resource
+    from ..corpus.streams import stream_cases
+
+    suites = frozenset(e.name.removeprefix("test_").removesuffix(".py") for e in resource("suites").iterdir()
+                       if e.name.startswith("test_") and e.name.endswith(".py"))
+    ids = frozenset(c.id for cases in (config_cases(), chunk_cases(), build_cases(), stream_cases()) for c in cases)
+    return suites, ids
+
+
+def known_case(case: str) -> bool:
+    """Whether a results line's case is one this version can have written: a case of the corpus,
+    or a test of a suite module (``module.function[parameters]``)."""
+    suites, ids = _known()
+    return case in ids or case.split(".", 1)[0] in suites
 
 
 def stopped(run: Mapping[str, Any] | None) -> bool:
@@ -164,4 +209,4 @@ def check_counts(path: Path, records: list[dict[str, Any]], run: Mapping[str, An
 
 
 __all__ = ["CORPUS_STEM", "CROSS_STEM", "FORMAT_VERSION", "RESULTS_FORMAT_VERSION", "ReportFileError", "check", "check_counts",
-           "read_json", "read_results", "stopped"]
+           "known_case", "read_json", "read_results", "stopped"]

@@ -42,7 +42,10 @@ SELECT = {
     "PastTheMax": "(reference and q95 and (gray or ycbcr-444 or ycbcr-420)) or lossless-8bit",
     "PastTheMean": "reference and q95 and (gray or ycbcr-444 or ycbcr-420)",
     "RgbOnlyUnderRgb": "rgb-under or app14-transform0-ycc-ids or (reference and rgb and q75)",
+    "RefusesUnusualIds": "component-ids",
 }
+#: Wrong decoders kept in another module of tests/ than wrong_decoders.py.
+MODULE = {"RefusesUnusualIds": "wrong_adapters_corpus"}
 #: Legal decoders on every case that decodes: they must pass all of it (none of them is
 #: changed by a colour rule, so the colour-marker cases are left to the other tests).
 LEGAL_SELECT = "(reference or foreign) and not cmyk and not precision and not lossless-16bit and not jfif-app14"
@@ -105,6 +108,12 @@ FAULTS = [
     Fault("PastTheMax", "lossless-8bit", "fail", "slack"),
     Fault("RgbOnlyUnderRgb", "rgb-under-ycbcr-configuration", "fail", "JPEG-ECS-11"),
     Fault("RgbOnlyUnderRgb", "app14-transform0-ycc-ids", "fail", "decoding ignores encoded_color_space"),
+    # T.81 allows any component identifier 0-255: where APP14 or one component fixes the colour
+    # space a refusal fails; under JFIF (read by some as fixing 1, 2, 3) it is warned.
+    Fault("RefusesUnusualIds", "component-ids-0-1-2-app14-transform1", "fail", "[JPEG-DEC-01 MUST]"),
+    Fault("RefusesUnusualIds", "component-ids-200-201-202-app14-transform0", "fail", "[JPEG-DEC-01 MUST]"),
+    Fault("RefusesUnusualIds", "component-ids-gray-0-no-jfif", "fail", "[JPEG-DEC-01 MUST]"),
+    Fault("RefusesUnusualIds", "component-ids-2-3-4-jfif", "warn", "[JPEG-X-21 SHOULD]"),
 ]
 
 
@@ -137,7 +146,7 @@ def records(pytester: pytest.Pytester) -> Callable[[str, str], list[dict[str, An
 @pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f"{f.adapter}-{f.case}-{f.outcome}")
 def test_wrong_decoder_is_caught(records: Any, fault: Fault) -> None:
     """The wrong decoder gets the expected outcome on the case, citing the broken requirement."""
-    ran = records(f"wrong_decoders:{fault.adapter}", SELECT[fault.adapter])
+    ran = records(f"{MODULE.get(fault.adapter, 'wrong_decoders')}:{fault.adapter}", SELECT[fault.adapter])
     assert ran, f"no case ran for {fault.adapter}"
     hits = [r for r in ran if fault.case in r["case"] and r["outcome"] == fault.outcome and fault.requirement in r["message"]]
     outcomes = sorted({(r["case"], r["outcome"]) for r in ran if r["outcome"] != "pass"})

@@ -21,6 +21,8 @@ class Fault:
     select: str
     outcome: str
     requirement: str
+    #: The module of tests/ that holds the adapter.
+    module: str = "wrong_adapters"
 
 
 FAULTS = [
@@ -69,6 +71,8 @@ FAULTS = [
     Fault("ReturnsBytes", "test_chunks.py", "hx1-gray", "fail", "JPEG-DEC-03"),
     Fault("CrashesOnWrongDtype", "test_chunks.py", "dtype", "error", "RuntimeError: no buffer format"),
     Fault("DecodesZeros", "test_roundtrip.py", "fidelity and ycbcr-444-natural-q90", "fail", "a constant decode"),
+    # A leading axis of 1 or 3 taken for channels: the channel axis must be the innermost.
+    Fault("GuessesChannelsFirst", "test_chunks.py", "channels-first", "fail", "JPEG-SHP-07", "wrong_adapters_corpus"),
 ]
 
 
@@ -110,7 +114,7 @@ def _run(pytester: pytest.Pytester, impl: str, suite: str, select: str) -> list[
 @pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f"{f.adapter}-{f.suite.removesuffix('.py')}")
 def test_wrong_adapter_is_caught(pytester: pytest.Pytester, fault: Fault) -> None:
     """The wrong adapter gets the expected outcome on at least one case, citing the broken requirement."""
-    records = _run(pytester, f"wrong_adapters:{fault.adapter}", fault.suite, fault.select)
+    records = _run(pytester, f"{fault.module}:{fault.adapter}", fault.suite, fault.select)
     assert records, f"no case ran for {fault}"
     hits = [r for r in records if r["outcome"] == fault.outcome and fault.requirement in r["message"]]
     outcomes = sorted({(r["case"], r["outcome"]) for r in records if r["outcome"] != "pass"})
