@@ -178,7 +178,10 @@ def _known() -> tuple[frozenset[str], frozenset[str]]:
     suites = frozenset(e.name.removeprefix("test_").removesuffix(".py") for e in resource("suites").iterdir()
                        if e.name.startswith("test_") and e.name.endswith(".py"))
     ids = frozenset(c.id for cases in (config_cases(), chunk_cases(), build_cases(), stream_cases()) for c in cases)
-    return suites, ids
+    # The store corpus: one sidecar (fixtures/stores/NAME.json) per store, whose id is its case's.
+    stores = frozenset(json.loads(e.read_text(encoding="utf-8"))["id"] for e in resource("fixtures", "stores").iterdir()
+                       if e.name.endswith(".json"))
+    return suites, ids | stores
 
 
 def known_case(case: str) -> bool:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,6 +70,8 @@ BREAKS: dict[str, str] = {
     "KeepsThreeChannels": "JPEG-SHP-05",
     "CropsToTheLimit": "JPEG-DIM-02",
     "RefusesChannelAxisOfOne": "JPEG-SHP-03",
+    "wrong_adapters_corpus:GuessesChannelsFirst": "JPEG-SHP-07",
+    "wrong_adapters_corpus:RefusesUnusualIds": "JPEG-DEC-01",
 }
 #: Wrong adapters whose fault is a SHOULD: no root finding, a warning citing the rule.
 WARNS: dict[str, str] = {"NoJfif": "JPEG-X-06", "NonMonotoneStep": "JPEG-X-16"}
@@ -91,22 +94,36 @@ NOT_YET: dict[str, tuple[set[str], str]] = {
 ALL = {**BREAKS, **WARNS}
 
 
+def _spec(name: str) -> str:
+    """``module:Class`` of a wrong adapter (tests/wrong_adapters.py where no module is named)."""
+    return name if ":" in name else f"wrong_adapters:{name}"
+
+
+def _load(name: str) -> Any:
+    module, cls = _spec(name).split(":")
+    spec = importlib.util.spec_from_file_location(f"attribution_{module}", TESTS / f"{module}.py")
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(TESTS))  # the corpus adapters import their bases from tests/
+    try:
+        spec.loader.exec_module(loaded)
+    finally:
+        sys.path.remove(str(TESTS))
+    return getattr(loaded, cls)
+
+
 def _run(names: list[str], out: Path) -> None:
     suites = sorted(str(p) for p in SUITES.glob("test_*.py") if p.name != "test_cross.py")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     subprocess.run(
         [sys.executable, "-m", "pytest", *suites, "--corpus-checks", "skip", "-p", "no:cacheprovider", "-q", "-W", "ignore",
-         "--results", str(out), *(f"--impl=wrong_adapters:{n}" for n in names)],
+         "--results", str(out), *(f"--impl={_spec(n)}" for n in names)],
         cwd=TESTS, env=env, capture_output=True, text=True, timeout=1800, check=False)
 
 
 @pytest.fixture(scope="module")
 def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[list[str], int]]:
     """Adapter class -> (its root finding labels, first first; its warnings' messages joined)."""
-    spec = importlib.util.spec_from_file_location("attribution_wrong_adapters", TESTS / "wrong_adapters.py")
-    assert spec is not None and spec.loader is not None
-    wrong_adapters = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(wrong_adapters)
     folder = tmp_path_factory.mktemp("attribution")
     names = sorted(ALL)
     halves = [names[0::2], names[1::2]]
@@ -114,7 +131,7 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[list[str]
         list(pool.map(lambda i: _run(halves[i], folder / f"part{i}.jsonl"), range(2)))
     results = model.read_results(sorted(folder.glob("part*.jsonl")))
     matrix = model.build(results)
-    by_class = {getattr(wrong_adapters, n).name: n for n in names}
+    by_class = {_load(n).name: n for n in names}
     found: dict[str, tuple[list[str], int]] = {}
     for impl in matrix.implementations:
         warned = sum(1 for c in matrix.cases[impl.name].values() if c.outcome == "warn" and WARNS.get(by_class[impl.name], "?") in c.message)

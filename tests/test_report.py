@@ -874,3 +874,14 @@ def test_the_output_folder_names_no_path_of_this_machine(tmp_path: Path) -> None
     shown = run._shown(["python", "-m", "pytest", f"--impl={spec}"], tmp_path / "results" / "x.jsonl")
     written = (tmp_path / "results" / "x.meta.json").read_text() + (tmp_path / "results" / "cross-pairs.run.json").read_text() + shown
     assert sys.executable not in written and "exec:python -m zarr_jpeg_conformance.harnesses node-jpeg-js" in written
+
+
+def test_every_kind_of_case_a_run_writes_is_known() -> None:
+    """A results line of each suite and each corpus case kind is taken (the stores' cases too)."""
+    from zarr_jpeg_conformance.report.saved import known_case
+
+    for case in ("store.boundary", "store.ng-cloudvolume-gray", "cross.gray.from-turbojpeg", "config.quality.min",
+                 "chunk.shape.hw-gray", "build.quality.min", "stream.reference.gray.q20.32x96", "roundtrip.fidelity[gray-natural-q90]",
+                 "twins.invalid_case_has_a_valid_twin_one_place_away[config.quality.zero]"):
+        assert known_case(case), case
+    assert not known_case("store.nosuch") and not known_case("nosuch.case")
