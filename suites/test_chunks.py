@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from zarr_jpeg_conformance.corpus.cases import chunk_cases, twin_of
+from zarr_jpeg_conformance.core.markers import inspect
+from zarr_jpeg_conformance.corpus.cases import ChunkCase, chunk_cases, twin_of
 from zarr_jpeg_conformance.corpus.images import make_chunk
 from zarr_jpeg_conformance.judging.checks import Calls, case_params, judge_error, raised
 from zarr_jpeg_conformance.judging.roots import judge_twin
@@ -28,7 +29,9 @@ def test_encode_chunk(impl, case, judge) -> None:
         got = attempt(impl.encode, parsed, chunk.copy())
         if got.error is not None:
             judge_error(judge, f"encode of the invalid {where}", got)
-        judge.require(got.rejection is not None, case.requirements[0], f"{where}: encode accepted it", level=case.level)
+        if got.ok:
+            requirement, why = _accepted_as(got.value, case)
+            judge.require(False, requirement, f"{where}: encode accepted it{why}", level=case.level if requirement == case.requirements[0] else None)
         judge.metrics["rejection"] = raised(got)[:200]
         twin = twin_of(case)
         spec = twin.chunk
@@ -37,3 +40,21 @@ def test_encode_chunk(impl, case, judge) -> None:
     data = calls.encode(chunk, f"encode of {where}")
     if "decode" in impl.roles:
         calls.decode(data, case.chunk.shape, "decoding its own stream")
+
+
+def _accepted_as(data: object, case: ChunkCase) -> tuple[str, str]:
+    """(rule, why) of an invalid chunk encoded anyway, from the image the stream holds: a chunk of three axes
+    written as its last two axes took its first axis for channels (the channel axis must be the innermost,
+    JPEG-SHP-07); one written at its first two axes with another component count kept or dropped channels
+    (JPEG-SHP-05); else the case's own rule."""
+    shape = case.chunk.shape
+    info = inspect(bytes(data)) if isinstance(data, bytes | bytearray | memoryview) else None
+    if info is None or not info.ok or len(shape) != 3:
+        return case.requirements[0], ""
+    size = (info.height, info.width)
+    if size == tuple(shape[1:]) and size != tuple(shape[:2]):
+        return "JPEG-SHP-07", f": its stream is a {size[0]}x{size[1]} image, the chunk's last two axes (channels taken first)"
+    if size == tuple(shape[:2]) and shape[2] not in (1, 3) and len(info.components) != shape[2]:
+        return "JPEG-SHP-05", (f": its stream is a {size[0]}x{size[1]} image of {len(info.components)} component(s), "
+                               f"not the chunk's {shape[2]} channels")
+    return case.requirements[0], ""

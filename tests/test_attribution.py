@@ -22,6 +22,9 @@ import pytest
 
 from zarr_jpeg_conformance.report import model
 
+#: The run of every wrong adapter is the first test's setup: about three minutes on 2 quiet cores, more on a busy machine.
+pytestmark = pytest.mark.timeout(1800)
+
 TESTS = Path(__file__).resolve().parent
 SUITES = TESTS.parent / "suites"
 
