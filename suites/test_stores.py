@@ -132,7 +132,8 @@ def _read(impl: Any, case: Store, judge: Any) -> tuple[np.ndarray, list[Any]]:
         judge.metrics["outside_max"] = max(beyond.max_abs, int(judge.metrics.get("outside_max", 0)))
         if not ok:
             found = diagnose(out, refs[0], inspect(call.data).stored_color_space, parse_codec(codec).decoded_color_space)
-            requirement, looks = found if found else (case.requirements[0], "")
+            # As in the decode-stream and cross suites: a decode outside its span with no classic fault breaks JPEG-DEC-01.
+            requirement, looks = found if found else ("JPEG-DEC-01", "")
             judge.require(False, requirement,
                           f"{what} lies {beyond} outside the expected decodes of that chunk (max {bounds[0]}, mean {bounds[1]})"
                           + (f"; it looks like {looks}" if looks else "") + constant_note(out, refs[0]), level="MUST")
