@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import compare as compare_mod
-from . import model, render_html, render_md, run
+from . import model, render_html, render_md, run, stores_table
 from .saved import ReportFileError
 from .throughput import DEFAULT_REPEATS, DEFAULT_SIZE
 from .wording import verdict
@@ -47,19 +47,25 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=2,
                    help="suite runs at a time, each in its own process (default %(default)s; the throughput measurement runs alone)")
     p.add_argument("--no-throughput", action="store_true", help="skip the throughput measurement")
+    p.add_argument("--no-stores", action="store_true",
+                   help="skip the store interop table (every Zarr stack writes the same arrays, every one reads them)")
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="throughput: timed calls per task (default %(default)s)")
     p.add_argument("--throughput-size", type=int, default=DEFAULT_SIZE, help="throughput: image side (default %(default)s)")
     p.add_argument("--throughput-timeout", type=float, default=600.0, help="throughput: seconds before it is stopped")
     return p
 
 
-def write_pages(matrix: model.Matrix, out: Path) -> list[Path]:
-    """Write matrix.json, matrix.md and matrix.html into ``out``."""
+def write_pages(matrix: model.Matrix, out: Path, source: Path | None = None) -> list[Path]:
+    """Write matrix.json, matrix.md and matrix.html into ``out`` (with the store interop table that the run
+    wrote into ``source``, ``out`` by default)."""
     out.mkdir(parents=True, exist_ok=True)
+    stores = stores_table.load(source or out)
     paths = [out / "matrix.json", out / "matrix.md", out / "matrix.html"]
-    paths[0].write_text(json.dumps(model.to_json(matrix), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    paths[1].write_text(render_md.render(matrix), encoding="utf-8")
-    paths[2].write_text(render_html.render(matrix), encoding="utf-8")
+    doc = {**model.to_json(matrix), **({"stores": stores} if stores is not None else {})}
+    paths[0].write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    paths[1].write_text(render_md.render(matrix) + stores_table.markdown_section(stores), encoding="utf-8")
+    page = render_html.render(matrix)
+    paths[2].write_text(page.replace("</main></body>", stores_table.html_section(stores) + "</main></body>", 1), encoding="utf-8")
     return paths
 
 
@@ -113,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ReportFileError, ValueError) as exc:
         _log(f"report: {exc}")
         return 2
-    for path in write_pages(matrix, out):
+    for path in write_pages(matrix, out, args.from_dir or out):
         _log(f"wrote {path}")
     for impl in matrix.implementations:
         _log(f"  {impl.name}: {verdict(matrix, impl)}")
@@ -137,6 +143,11 @@ def _run(args: argparse.Namespace, out: Path) -> None:
     _log(f"suites: {time.monotonic() - start:.0f} s for {len(ready)} implementation(s), {options.jobs} run(s) at a time")
     if not ready:
         _log("no implementation could be loaded: the pages show why")
+    if not args.no_stores:
+        (out / stores_table.FILE).unlink(missing_ok=True)
+        start = time.monotonic()
+        stores_table.run_into(out, _log)
+        _log(f"stores: {time.monotonic() - start:.0f} s for the writer x reader table")
     if ready and not args.no_throughput:
         run.run_throughput(ready, out, repeats=max(1, args.repeats), size=args.throughput_size,
                            timeout=args.throughput_timeout, log=_log)

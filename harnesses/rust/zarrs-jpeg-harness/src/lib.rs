@@ -105,3 +105,72 @@ impl<const TURBO: bool> Codec for ZarrsJpeg<TURBO> {
         Ok(fixed.into_owned())
     }
 }
+
+/// The store commands of a zarrs_jpeg binary, for the store interop table (report/stores_table.py):
+///
+///     zarrs-jpeg-turbo write-store DIR DATA SPEC   # build the array as a zarrs user does (ArrayBuilder with the
+///                                                  # codec zarrs' registry makes from SPEC's codec object), store
+///                                                  # its zarr.json as zarrs writes it and DATA (uint8, C order)
+///     zarrs-jpeg-turbo read-store DIR OUT          # read the whole array of DIR into OUT
+///
+/// SPEC is JSON: `{"shape": [...], "chunks": [...], "shards": [...] or null, "codec": {...}}`.
+/// `None` when the arguments are not a store command (the binary then speaks the protocol);
+/// otherwise the exit status: 0, or 1 with zarrs' error on stderr.
+pub fn store_command(args: &[String]) -> Option<i32> {
+    let outcome = match args {
+        [verb, dir, data, spec] if verb == "write-store" => write_store(dir, data, spec),
+        [verb, dir, out] if verb == "read-store" => read_store(dir, out),
+        _ => return None,
+    };
+    Some(match outcome {
+        Ok(()) => 0,
+        Err(message) => {
+            eprintln!("{message}");
+            1
+        }
+    })
+}
+
+fn store(dir: &str) -> Result<Arc<zarrs::filesystem::FilesystemStore>, String> {
+    let store =
+        zarrs::filesystem::FilesystemStore::new(dir).map_err(|err| format!("zarrs cannot open the store {dir}: {err}"))?;
+    Ok(Arc::new(store))
+}
+
+fn shape_of(spec: &Value, key: &str) -> Result<Option<Vec<u64>>, String> {
+    match spec.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => serde_json::from_value(value.clone()).map(Some).map_err(|err| format!("spec {key}: {err}")),
+    }
+}
+
+fn write_store(dir: &str, data: &str, spec: &str) -> Result<(), String> {
+    let spec: Value = serde_json::from_str(spec).map_err(|err| format!("the spec is not JSON: {err}"))?;
+    let shape = shape_of(&spec, "shape")?.ok_or("the spec has no shape")?;
+    let chunks = shape_of(&spec, "chunks")?.ok_or("the spec has no chunks")?;
+    let shards = shape_of(&spec, "shards")?;
+    let codec =
+        ZarrsJpeg::<true> { libraries: vec![] }.parse(spec.get("codec").unwrap_or(&Value::Null)).map_err(|r| r.message)?;
+    let mut builder = zarrs::array::ArrayBuilder::new(
+        shape.clone(),
+        shards.clone().unwrap_or(chunks.clone()),
+        zarrs::array::data_type::uint8(),
+        0u8,
+    );
+    builder.array_to_bytes_codec(codec);
+    if shards.is_some() {
+        builder.subchunk_shape(chunks);
+    }
+    let array = builder.build(store(dir)?, "/").map_err(|err| format!("zarrs cannot create the array: {err}"))?;
+    array.store_metadata().map_err(|err| format!("zarrs cannot write zarr.json: {err}"))?;
+    let samples = std::fs::read(data).map_err(|err| format!("cannot read {data}: {err}"))?;
+    let subset = zarrs::array::ArraySubset::new_with_shape(shape);
+    array.store_array_subset(&subset, samples).map_err(|err| format!("zarrs cannot write the array: {err}"))
+}
+
+fn read_store(dir: &str, out: &str) -> Result<(), String> {
+    let array = zarrs::array::Array::open(store(dir)?, "/").map_err(|err| format!("zarrs cannot open the array: {err}"))?;
+    let subset = zarrs::array::ArraySubset::new_with_shape(array.shape().to_vec());
+    let samples: Vec<u8> = array.retrieve_array_subset(&subset).map_err(|err| format!("zarrs cannot read the array: {err}"))?;
+    std::fs::write(out, samples).map_err(|err| format!("cannot write {out}: {err}"))
+}

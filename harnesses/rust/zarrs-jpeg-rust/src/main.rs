@@ -7,6 +7,10 @@
 //! unify and both binaries would run the turbojpeg backend.
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = zarrs_jpeg_harness::store_command(&args) {
+        std::process::exit(code);
+    }
     let libraries = ["zune-jpeg", "mozjpeg-rs"].map(|name| (name, harness_common::locked::version(name))).to_vec();
     std::process::exit(harness_common::run_codec(zarrs_jpeg_harness::ZarrsJpeg::<false> { libraries }));
 }

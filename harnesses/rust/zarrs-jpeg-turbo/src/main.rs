@@ -4,6 +4,10 @@
 //!     cargo build --locked --release -p zarrs-jpeg-turbo && target/release/zarrs-jpeg-turbo
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = zarrs_jpeg_harness::store_command(&args) {
+        std::process::exit(code);
+    }
     let libraries = vec![
         ("turbojpeg", harness_common::locked::version("turbojpeg")),
         ("libjpeg-turbo", env!("LIBJPEG_TURBO_VERSION").into()),
