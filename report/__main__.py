@@ -48,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="suite runs at a time, each in its own process (default %(default)s; the throughput measurement runs alone)")
     p.add_argument("--no-throughput", action="store_true", help="skip the throughput measurement")
     p.add_argument("--no-stores", action="store_true",
-                   help="skip the store interop table (every Zarr stack writes the same arrays, every one reads them)")
+                   help="skip the store interop table (every Zarr stack writes the same arrays, every one reads them; "
+                        "also skipped when --suites or -k selects a part)")
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="throughput: timed calls per task (default %(default)s)")
     p.add_argument("--throughput-size", type=int, default=DEFAULT_SIZE, help="throughput: image side (default %(default)s)")
     p.add_argument("--throughput-timeout", type=float, default=600.0, help="throughput: seconds before it is stopped")
@@ -143,8 +144,10 @@ def _run(args: argparse.Namespace, out: Path) -> None:
     _log(f"suites: {time.monotonic() - start:.0f} s for {len(ready)} implementation(s), {options.jobs} run(s) at a time")
     if not ready:
         _log("no implementation could be loaded: the pages show why")
-    if not args.no_stores:
-        (out / stores_table.FILE).unlink(missing_ok=True)
+    (out / stores_table.FILE).unlink(missing_ok=True)
+    if args.no_stores or args.suites or args.keyword:
+        _log("stores: the writer x reader table is not built (--no-stores, or a selection of suites or cases)")
+    else:
         start = time.monotonic()
         stores_table.run_into(out, _log)
         _log(f"stores: {time.monotonic() - start:.0f} s for the writer x reader table")
