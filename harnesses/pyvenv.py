@@ -38,8 +38,9 @@ def requirements() -> list[str]:
 
 def make(python: str, folder: Path) -> int:
     venv, site = folder / "venv", folder / "site"
-    steps = [[python, "-m", "venv", str(venv)],
-             [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements()]]
+    steps = [[str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements()]]
+    if not (venv / "bin" / "python").exists():  # made once; pip keeps it up to date with the pins
+        steps.insert(0, [python, "-m", "venv", str(venv)])
     for argv in steps:
         print(f"harnesses/{folder.name}: {' '.join(argv)}", file=sys.stderr)
         code = subprocess.run(argv, check=False).returncode
