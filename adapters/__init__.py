@@ -36,9 +36,16 @@ LIBRARIES: dict[str, str] = {
     "simplejpeg": "zarr_jpeg_conformance.adapters.simplejpeg:SimplejpegAdapter",
     "opencv": "zarr_jpeg_conformance.adapters.opencv:OpenCVAdapter",
     "pyvips": "zarr_jpeg_conformance.adapters.pyvips:PyvipsAdapter",
-    # Another package's Zarr codec for JPEG chunks, configured from the spec's codec object as
-    # a user migrating data would.
+}
+
+#: Other packages' Zarr codecs for JPEG chunks (kind "codec"), each built by zarr's registry
+#: from the spec's codec object mapped to its own configuration (adapters.zarr_codecs): name ->
+#: "module:attribute". Part of the report's matrix like LIBRARIES; imagecodecs_jpeg runs there
+#: as the shipped harness of the same name (a venv of its own with Python >= 3.12).
+ZARR_CODECS: dict[str, str] = {
     "imagecodecs_jpeg": "zarr_jpeg_conformance.adapters.imagecodecs_zarr:ImagecodecsZarrAdapter",
+    "cft-zarr": "zarr_jpeg_conformance.adapters.cft_zarr:CftZarrAdapter",
+    "osml-imagery-io": "zarr_jpeg_conformance.adapters.osml_zarr:OsmlAdapter",
 }
 
 
@@ -170,8 +177,9 @@ def load_adapter(spec: str, *, memory_limit: int | str | None = "default") -> Ad
         if memory_limit == "default":
             return _instantiate(lambda: ExecAdapter(command), spec)
         return _instantiate(lambda: ExecAdapter(command, memory_limit=memory_limit), spec)  # type: ignore[arg-type]
-    if spec in BUILTINS or spec in LIBRARIES:
-        return _instantiate(_resolve_target(BUILTINS.get(spec) or LIBRARIES[spec]), spec)
+    named = BUILTINS.get(spec) or LIBRARIES.get(spec) or ZARR_CODECS.get(spec)
+    if named:
+        return _instantiate(_resolve_target(named), spec)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == spec:
             try:
@@ -181,7 +189,7 @@ def load_adapter(spec: str, *, memory_limit: int | str | None = "default") -> Ad
             return _instantiate(loaded, spec)
     if ":" in spec:
         return _instantiate(_resolve_target(spec), spec)
-    known = sorted(set(BUILTINS) | set(LIBRARIES) | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+    known = sorted(set(BUILTINS) | set(LIBRARIES) | set(ZARR_CODECS) | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
     raise AdapterLoadError(f"unknown adapter {spec!r}: use one of {', '.join(known)}, or 'module:attr'")
 
 
@@ -205,5 +213,5 @@ def available_libraries() -> dict[str, Adapter | AdapterLoadError]:
     return _available(list(LIBRARIES))
 
 
-__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "KINDS", "LIBRARIES", "ROLES", "Adapter", "AdapterLoadError", "Builder", "available_builtins",
-           "available_libraries", "kind_of", "language_of", "load_adapter"]
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "KINDS", "LIBRARIES", "ROLES", "ZARR_CODECS", "Adapter", "AdapterLoadError", "Builder",
+           "available_builtins", "available_libraries", "kind_of", "language_of", "load_adapter"]

@@ -2,36 +2,45 @@
 
 Most JPEG-in-Zarr v3 data today names ``imagecodecs_jpeg`` (registered by the imagecodecs-zarr
 package, Python >= 3.12), not the spec's ``jpeg``. This adapter puts it under test as a user
-migrating between the two would use it: the spec's configuration is mapped to imagecodecs_jpeg's
-own (:func:`to_imagecodecs_jpeg`), zarr's registry builds the codec from that codec object, and
-every chunk goes through a one-chunk zarr array (``adapters.zarr_arrays``). Nothing of this project's
-stream handling is involved, so the row shows what imagecodecs_jpeg itself does.
+migrating between the two would use it: the spec's codec object is mapped to imagecodecs_jpeg's
+own configuration where it has an exact equivalent (:func:`imagecodecs_jpeg_object`; the rest
+is refused, saying so), with the values verbatim, so that imagecodecs_jpeg's own validation
+decides (a quality of -1 becomes its ``level`` -1); zarr's registry builds the codec from that
+codec object, and every chunk goes through a one-chunk zarr array (``adapters.zarr_arrays``).
+imagecodecs' ``Jpeg8Error`` is its rejection of bad input. Nothing of this project's stream
+handling or parsing is involved, so the row shows what imagecodecs_jpeg itself does.
 
-Its kind is ``library``: imagecodecs_jpeg is not an implementation of the spec's codec (another
-name, another configuration, and it cannot read ``jpeg`` metadata), it is the existing codec
-the spec's users come from. :func:`from_imagecodecs_jpeg` is the reverse mapping, the metadata
-change a migration to ``jpeg`` makes (README, "Migrating from imagecodecs_jpeg").
+On a Python below 3.12 (imagecodecs-zarr needs 3.12) the shipped harness ``imagecodecs_jpeg``
+runs this adapter through ``harnesses.server`` in a venv of its own, made by ``harnesses
+install`` with the newest Python >= 3.12 it finds. :func:`from_imagecodecs_jpeg` is the
+reverse mapping, the metadata change a migration to ``jpeg`` makes (README, "Migrating from
+imagecodecs_jpeg"), and :func:`to_imagecodecs_jpeg` its inverse for a parsed configuration.
 """
 
 from __future__ import annotations
 
 import platform
 from collections.abc import Mapping
-from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any
 
-import numpy as np
+from ..core.config import JpegConfig
+from .zarr_codecs import (
+    IMAGECODECS_SUBSAMPLING,
+    NoEquivalent,
+    SerializerAdapter,
+    color_spaces,
+    imagecodecs_subsampling,
+    installed,
+    spec_configuration,
+)
 
-from ..core.config import JpegConfig, parse_codec
-
-__all__ = ["NAME", "ImagecodecsZarrAdapter", "from_imagecodecs_jpeg", "to_imagecodecs_jpeg"]
+__all__ = ["NAME", "ImagecodecsZarrAdapter", "from_imagecodecs_jpeg", "imagecodecs_jpeg_object", "to_imagecodecs_jpeg"]
 
 #: The codec name imagecodecs-zarr registers in zarr's ``zarr.codecs`` entry point group.
 NAME = "imagecodecs_jpeg"
 #: The spec's luma sampling factors (chroma [1, 1]) and the ``subsampling`` strings imagecodecs knows.
 #: Its ``(h, v)`` tuple form does not survive JSON (a list is refused), so metadata can only use these.
-SUBSAMPLING = {(1, 1): "444", (2, 1): "422", (2, 2): "420", (1, 2): "440", (4, 1): "411"}
+SUBSAMPLING = IMAGECODECS_SUBSAMPLING
 #: The spec's color spaces and libjpeg's names for them, as imagecodecs_jpeg writes them.
 COLOR_SPACES = {"grayscale": "GRAYSCALE", "rgb": "RGB", "ycbcr": "YCbCr"}
 
@@ -96,61 +105,41 @@ def from_imagecodecs_jpeg(codec: Mapping[str, Any], quality: int = 95) -> dict[s
     return {"name": "jpeg", "configuration": out}
 
 
-@dataclass(frozen=True)
-class Parsed:
-    """The spec's configuration and the imagecodecs_jpeg codec zarr's registry built for it."""
+def imagecodecs_jpeg_object(codec: object) -> dict[str, Any]:
+    """The imagecodecs_jpeg codec object for the spec's codec object, values verbatim.
 
-    config: JpegConfig
-    codec: Any
+    NoEquivalent where imagecodecs_jpeg's configuration cannot say it: sampling factors
+    beyond the five imagecodecs names, or a subsampling for grayscale or rgb other than
+    none. Members the object leaves out are left out (imagecodecs_jpeg's defaults apply).
+    """
+    config = spec_configuration(codec, NAME)
+    encoded, decoded = color_spaces(config, NAME)
+    out: dict[str, Any] = {"colorspace_data": COLOR_SPACES[decoded], "colorspace_jpeg": COLOR_SPACES[encoded]}
+    if "quality" in config:
+        out["level"] = config["quality"]
+    if "subsampling" in config:
+        if encoded == "ycbcr":
+            out["subsampling"] = imagecodecs_subsampling(config["subsampling"], NAME)
+        elif config["subsampling"] != ([[1, 1]] if encoded == "grayscale" else [[1, 1]] * 3):
+            raise NoEquivalent(f"{NAME}: it subsamples only YCbCr, so subsampling {config['subsampling']!r} "
+                               f"with encoded_color_space {encoded!r} has no equivalent")
+    return {"name": NAME, "configuration": out}
 
 
-def _installed() -> str:
-    """imagecodecs-zarr's version; ImportError saying why it cannot run here."""
-    try:
-        found = version("imagecodecs-zarr")
-    except PackageNotFoundError:
-        raise ImportError(f"imagecodecs-zarr is not installed (pip install imagecodecs-zarr; it needs Python >= 3.12, "
-                          f"this is Python {platform.python_version()})") from None
-    if not any(ep.name == NAME for ep in entry_points(group="zarr.codecs")):
-        raise ImportError(f"imagecodecs-zarr {found} registers no zarr codec named {NAME!r}")
-    return found
-
-
-class ImagecodecsZarrAdapter:
+class ImagecodecsZarrAdapter(SerializerAdapter):
     """imagecodecs_jpeg through zarr-python arrays, configured from the spec's codec object."""
 
     name = NAME
-    kind = "library"
-    roles = frozenset({"encode", "decode"})
+    codec_name = NAME
 
     def __init__(self) -> None:
-        self._version = _installed()
-        import zarr
-        from zarr.registry import get_codec_class
-
-        self._zarr = zarr.__version__
-        self._class = get_codec_class(NAME)
-
-    def versions(self) -> dict[str, str]:
+        found = installed("imagecodecs-zarr", NAME, f"it needs Python >= 3.12, this is Python {platform.python_version()}")
         import imagecodecs
+        import zarr
 
-        return {"imagecodecs-zarr": self._version, "imagecodecs": imagecodecs.__version__, "zarr": self._zarr}
+        self._versions = {"imagecodecs-zarr": found, "imagecodecs": imagecodecs.__version__, "zarr": zarr.__version__,
+                          "writes": NAME, "parse": f"imagecodecs-zarr {found} (from_dict)"}
+        self._errors = (imagecodecs.Jpeg8Error,)
 
-    def parse(self, codec: Mapping[str, Any]) -> Parsed:
-        config = parse_codec(codec)
-        return Parsed(config, self._class.from_dict(to_imagecodecs_jpeg(config)))
-
-    def _codec(self, parsed: object) -> Any:
-        if not isinstance(parsed, Parsed):
-            raise TypeError(f"{NAME}: expected a parsed codec from {type(self).__name__}.parse, got {type(parsed).__name__}")
-        return parsed.codec
-
-    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
-        from .zarr_arrays import encode_through_zarr
-
-        return encode_through_zarr(self._codec(parsed), chunk, {}, NAME)
-
-    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
-        from .zarr_arrays import decode_through_zarr
-
-        return decode_through_zarr(self._codec(parsed), data, chunk_shape, {}, NAME)
+    def codec_object(self, codec: object) -> dict[str, Any]:
+        return imagecodecs_jpeg_object(codec)

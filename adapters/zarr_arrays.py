@@ -62,9 +62,10 @@ def _zarr_config(settings: Mapping[str, Any]) -> Iterator[None]:
         yield
 
 
-def _create(store: MemoryStore, serializer: Any, shape: tuple[int, ...], dtype: Any) -> zarr.Array:
-    return zarr.create_array(store, shape=shape, chunks=shape, dtype=dtype, serializer=serializer,
-                             compressors=None, fill_value=0, zarr_format=3)
+def _create(store: MemoryStore, serializer: Any, shape: tuple[int, ...], dtype: Any, filters: Any = None,
+            compressors: Any = None) -> zarr.Array:
+    return zarr.create_array(store, shape=shape, chunks=shape, dtype=dtype, serializer=serializer, filters=filters,
+                             compressors=compressors, fill_value=0, zarr_format=3)
 
 
 def encode_through_zarr(serializer: Any, chunk: np.ndarray, settings: Mapping[str, Any], who: str) -> bytes:
@@ -99,13 +100,14 @@ def encode_through_zarr(serializer: Any, chunk: np.ndarray, settings: Mapping[st
 
 
 def decode_through_zarr(serializer: Any, data: bytes, chunk_shape: tuple[int, ...], settings: Mapping[str, Any],
-                        who: str) -> np.ndarray:
-    """What zarr reads from ``data`` stored as the one uint8 chunk of shape ``chunk_shape`` of such an array."""
+                        who: str, filters: Any = None, compressors: Any = None) -> np.ndarray:
+    """What zarr reads from ``data`` stored as the one uint8 chunk of shape ``chunk_shape`` of such an array
+    (whose codecs are ``filters``, ``serializer`` and ``compressors``, for a codec that is not a serializer)."""
     shape = tuple(int(n) for n in chunk_shape)
     entries: dict[str, Any] = {}
     store = MemoryStore(entries)
     with _zarr_config(settings), _unwrapped():
-        written = _create(store, serializer, shape, np.uint8)
+        written = _create(store, serializer, shape, np.uint8, filters, compressors)
         key = written.metadata.encode_chunk_key((0,) * len(shape))
         entries[key] = default_buffer_prototype().buffer.from_bytes(bytes(data))
         # Reopen from zarr.json: the codec zarr reads with is the one its registry parses.

@@ -20,10 +20,12 @@ the reason.
 
 from __future__ import annotations
 
+import os
 import resource
 import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,12 +110,45 @@ GO = Toolchain("go", (1, 19), ("version",), "install Go >= 1.19 (Debian: apt-get
 # playwright-core 1.65 speaks the DevTools protocol of current Chromium; much older builds are untested.
 CHROMIUM = Toolchain("chromium", (120,), ("--version",), "install Chromium (Debian: apt-get install chromium)",
                      version_after="Chromium")
-# image 0.25.10 needs Rust 1.88 (its rust-version); jpeg-encoder 0.7.1 needs 1.87.
-CARGO = Toolchain("cargo", (1, 88), ("--version",), "install Rust >= 1.88 with rustup", version_after="cargo ")
-# turbojpeg-sys builds its bundled libjpeg-turbo 3 with cmake (and nasm for SIMD, optional:
-# without it rust-turbojpeg is built without SIMD and says so in its versions).
+# zarrs_jpeg 0.2.0 needs Rust 1.95 (its rust-version); image 0.25.10 needs 1.88.
+CARGO = Toolchain("cargo", (1, 95), ("--version",), "install Rust >= 1.95 with rustup", version_after="cargo ")
+# turbojpeg-sys builds its bundled libjpeg-turbo 3 with cmake, and with nasm for its SIMD code:
+# zarrs_jpeg takes the turbojpeg crate's default features, whose require-simd fails the
+# build without nasm (the workspace builds libjpeg-turbo once, for both turbojpeg harnesses).
 CMAKE = Toolchain("cmake", (3, 10), ("--version",), "install cmake (Debian: apt-get install cmake nasm)",
                   version_after="cmake version ")
+NASM = Toolchain("nasm", (2, 13), ("-v",), "install nasm (Debian: apt-get install nasm)", version_after="NASM version ")
+
+
+class NewestPython(Toolchain):
+    """The newest Python >= ``minimum`` on this machine: pyenv's versions, then python3.N on PATH."""
+
+    def candidates(self) -> list[str]:
+        found: list[str] = []
+        pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+        found += [str(p) for p in sorted((pyenv_root / "versions").glob("*/bin/python3"))]
+        found += [path for minor in range(30, self.minimum[1] - 1, -1) if (path := shutil.which(f"python3.{minor}"))]
+        return found
+
+    def executable(self) -> str:
+        best: tuple[tuple[int, ...], str] | None = None
+        for path in self.candidates():
+            try:
+                done = subprocess.run([path, *self.version_argv], capture_output=True, text=True, timeout=60, check=True)
+            except (OSError, subprocess.SubprocessError):
+                continue
+            version = _version_tuple(done.stdout.split()[-1] if done.stdout.split() else "")
+            if version >= self.minimum and (best is None or version > best[0]):
+                best = (version, path)
+        if best is None:
+            wanted = ".".join(map(str, self.minimum))
+            raise Unavailable(f"no Python >= {wanted} on this machine (pyenv's versions, python3.N on PATH): {self.install_hint}")
+        return best[1]
+
+
+# imagecodecs-zarr (imagecodecs_jpeg) needs Python >= 3.12; this package supports 3.11.
+PYTHON_312 = NewestPython("python3", (3, 12), ("--version",),
+                          "imagecodecs-zarr needs one (pyenv install 3.13, or Debian's python3.12/python3.13)")
 
 
 @dataclass(frozen=True)
@@ -127,6 +162,8 @@ class Build:
     command: Callable[[Sequence[str]], list[str]]
     #: Paths (relative to the folder) that exist once it is built.
     products: tuple[str, ...]
+    #: Commands run after ``command``, given the same executables, each only if the one before succeeded.
+    then: tuple[Callable[[Sequence[str]], list[str]], ...] = ()
 
     @property
     def path(self) -> Path:
@@ -144,7 +181,11 @@ class Build:
     def run(self) -> int:
         """Build the folder; Unavailable if a toolchain is missing."""
         tools = [t.executable() for t in self.toolchains]
-        return subprocess.run(self.command(tools), cwd=self.path, check=False).returncode
+        for command in (self.command, *self.then):
+            code = subprocess.run(command(tools), cwd=self.path, check=False).returncode
+            if code != 0:
+                return code
+        return 0
 
 
 @dataclass(frozen=True)
@@ -208,7 +249,13 @@ class Harness:
 # ---------------------------------------------------------------------------- the tables
 
 #: The binaries of the cargo workspace in harnesses/rust, each named as its harness.
-RUST_HARNESSES = ("rust-zune-jpeg", "rust-image", "rust-turbojpeg")
+RUST_HARNESSES = ("rust-zune-jpeg", "rust-image", "rust-turbojpeg", "zarrs-jpeg-turbo", "zarrs-jpeg-rust")
+#: The harness built by a cargo invocation of its own: zarrs_jpeg's backend is a cargo feature,
+#: and features unify over the packages of one build, so in one build with zarrs-jpeg-turbo both
+#: binaries would run the turbojpeg backend.
+RUST_SEPARATE = "zarrs-jpeg-rust"
+#: The venv (harnesses/python) where imagecodecs-zarr runs when this Python is older than 3.12.
+PYTHON_VENV = HERE / "python"
 
 BUILDS: dict[str, Build] = {
     b.folder: b
@@ -227,8 +274,14 @@ BUILDS: dict[str, Build] = {
         # Standard library only: no go.sum, nothing to download.
         Build("go", (GO,), lambda t: [t[0], "build", "-trimpath", "-buildvcs=false", "-o", "go-image-jpeg", "."], ("go-image-jpeg",)),
         # One cargo workspace, one binary per library; release mode: the matrix measures speed.
-        Build("rust", (CARGO, CMAKE), lambda t: [t[0], "build", "--locked", "--release"],
-              tuple(f"target/release/{name}" for name in RUST_HARNESSES)),
+        # Two invocations, so that zarrs_jpeg's backend features do not unify (RUST_SEPARATE).
+        Build("rust", (CARGO, CMAKE, NASM),
+              lambda t: [t[0], "build", "--locked", "--release", "--workspace", "--exclude", RUST_SEPARATE],
+              tuple(f"target/release/{name}" for name in RUST_HARNESSES),
+              then=(lambda t: [t[0], "build", "--locked", "--release", "-p", RUST_SEPARATE],)),
+        # A venv of the newest Python >= 3.12, for imagecodecs-zarr (harnesses/pyvenv.py).
+        Build("python", (PYTHON_312,), lambda t: [sys.executable, "-m", f"{__name__}.pyvenv", t[0], str(PYTHON_VENV)],
+              ("venv/bin/python", "site/zarr_jpeg_conformance")),
     )
 }
 
@@ -302,6 +355,20 @@ HARNESSES: dict[str, Harness] = {
         Harness("rust-turbojpeg", "Rust",
                 "the turbojpeg crate: libjpeg-turbo 3's TurboJPEG API, built from its bundled source",
                 "rust", _rust_binary("rust-turbojpeg")),
+        Harness("zarrs-jpeg-turbo", "Rust",
+                "zarrs_jpeg 0.2.0 (writes 'jpeg'), default backend libjpeg-turbo, built by zarrs' codec registry "
+                "(CodecChain::from_metadata): its parse verdicts are its own",
+                "rust", _rust_binary("zarrs-jpeg-turbo"), kind="codec"),
+        Harness("zarrs-jpeg-rust", "Rust",
+                "zarrs_jpeg 0.2.0 (writes 'jpeg'), feature backend-rust (zune-jpeg decodes, mozjpeg-rs encodes), "
+                "built by zarrs' codec registry",
+                "rust", _rust_binary("zarrs-jpeg-rust"), kind="codec"),
+        Harness("imagecodecs_jpeg", "Python",
+                "imagecodecs-zarr's imagecodecs_jpeg (writes 'imagecodecs_jpeg') through zarr-python, in a venv of "
+                "the newest Python >= 3.12 (harnesses/python)",
+                "python", lambda folder: [str(folder / "venv" / "bin" / "python"), "-m",
+                                          "zarr_jpeg_conformance.harnesses.server", "imagecodecs_jpeg"],
+                environment=(("PYTHONPATH", str(PYTHON_VENV / "site")),), kind="codec"),
     )
 }
 

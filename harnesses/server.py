@@ -36,7 +36,10 @@ class BadRequest(Exception):
 
 
 def _rejected(exc: BaseException) -> dict[str, Any]:
-    reply: dict[str, Any] = {"status": "rejected", "message": str(exc), "exception": type(exc).__name__}
+    # A codec's own exception type, where an adapter re-raised it as a rejection (adapters.zarr_codecs).
+    name = getattr(exc, "exception", None)
+    reply: dict[str, Any] = {"status": "rejected", "message": str(exc),
+                             "exception": name if isinstance(name, str) else type(exc).__name__}
     requirement = getattr(exc, "requirement", None)
     if isinstance(requirement, str):
         reply["requirement"] = requirement

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import compare as compare_mod
-from . import model, render_html, render_md, run
+from . import model, render_html, render_md, run, stores_table
 from .outfolder import OutFolderError, claim, write_text
 from .saved import ReportFileError
 from .throughput import DEFAULT_REPEATS, DEFAULT_SIZE
@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=2,
                    help="suite runs at a time, each in its own process (default %(default)s; the throughput measurement runs alone)")
     p.add_argument("--no-throughput", action="store_true", help="skip the throughput measurement")
+    p.add_argument("--no-stores", action="store_true",
+                   help="skip the store interop table (every Zarr stack writes the same arrays, every one reads them; "
+                        "also skipped when --suites or -k selects a part)")
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="throughput: timed calls per task (default %(default)s)")
     p.add_argument("--throughput-size", type=int, default=DEFAULT_SIZE, help="throughput: image side (default %(default)s)")
     p.add_argument("--throughput-timeout", type=float, default=600.0, help="throughput: seconds before it is stopped")
@@ -58,13 +61,17 @@ def _parser() -> argparse.ArgumentParser:
 PAGES = ("matrix.json", "matrix.md", "matrix.html")
 
 
-def write_pages(matrix: model.Matrix, out: Path) -> list[Path]:
-    """Write matrix.json, matrix.md and matrix.html into ``out`` (each whole or not at all)."""
+def write_pages(matrix: model.Matrix, out: Path, source: Path | None = None) -> list[Path]:
+    """Write matrix.json, matrix.md and matrix.html into ``out``, each whole or not at all, with the store
+    interop table that the run wrote into ``source`` (``out`` by default)."""
     out.mkdir(parents=True, exist_ok=True)
+    stores = stores_table.load(source or out)
     paths = [out / name for name in PAGES]
-    write_text(paths[0], json.dumps(model.to_json(matrix), indent=1, ensure_ascii=False) + "\n")
-    write_text(paths[1], render_md.render(matrix))
-    write_text(paths[2], render_html.render(matrix))
+    doc = {**model.to_json(matrix), **({"stores": stores} if stores is not None else {})}
+    write_text(paths[0], json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    write_text(paths[1], render_md.render(matrix) + stores_table.markdown_section(stores))
+    page = render_html.render(matrix)
+    write_text(paths[2], page.replace("</main></body>", stores_table.html_section(stores) + "</main></body>", 1))
     return paths
 
 
@@ -130,7 +137,7 @@ def _report(args: argparse.Namespace, out: Path) -> int:
     except (ReportFileError, ValueError) as exc:
         _log(f"report: {exc}")
         return 2
-    for path in write_pages(matrix, out):
+    for path in write_pages(matrix, out, args.from_dir or out):
         _log(f"wrote {path}")
     for impl in matrix.implementations:
         _log(f"  {impl.name}: {verdict(matrix, impl)}")
@@ -158,6 +165,13 @@ def _run(args: argparse.Namespace, out: Path) -> None:
     _log(f"suites: {time.monotonic() - start:.0f} s for {len(ready)} implementation(s), {options.jobs} run(s) at a time")
     if not ready:
         _log("no implementation could be loaded: the pages show why")
+    (out / stores_table.FILE).unlink(missing_ok=True)
+    if args.no_stores or args.suites or args.keyword:
+        _log("stores: the writer x reader table is not built (--no-stores, or a selection of suites or cases)")
+    else:
+        start = time.monotonic()
+        stores_table.run_into(out, _log)
+        _log(f"stores: {time.monotonic() - start:.0f} s for the writer x reader table")
     if ready and not args.no_throughput:
         run.run_throughput(ready, out, repeats=max(1, args.repeats), size=args.throughput_size,
                            timeout=args.throughput_timeout, log=_log)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..adapters import BUILTINS, LIBRARIES
+from ..adapters import BUILTINS, LIBRARIES, ZARR_CODECS
 from ..harnesses import HARNESSES
 from .saved import CORPUS_STEM, CROSS_STEM, FORMAT_VERSION
 
@@ -129,9 +129,11 @@ def earlier_results(results_dir: Path) -> tuple[list[Path], list[Path]]:
 
 
 def default_specs() -> list[str]:
-    """Every built-in adapter, library adapter and shipped harness (those that cannot run are shown with the reason)."""
+    """Every built-in adapter, library adapter, Zarr codec adapter and shipped harness (those that cannot run are
+    shown with the reason). A Zarr codec that a shipped harness of the same name serves (imagecodecs_jpeg, in a
+    venv of its own) is one row: the harness's."""
     harnesses = [f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses {name}" for name in HARNESSES]
-    return [*BUILTINS, *LIBRARIES, *harnesses]
+    return [*BUILTINS, *LIBRARIES, *(name for name in ZARR_CODECS if name not in HARNESSES), *harnesses]
 
 
 def _targets(suites: Sequence[str]) -> list[str]:

@@ -12,7 +12,7 @@ zarr = pytest.importorskip("zarr")
 
 from zarr.storage import MemoryStore  # noqa: E402
 
-from zarr_jpeg_conformance.adapters import BUILTINS, LIBRARIES, AdapterLoadError, kind_of, load_adapter  # noqa: E402
+from zarr_jpeg_conformance.adapters import BUILTINS, LIBRARIES, ZARR_CODECS, AdapterLoadError, kind_of, load_adapter  # noqa: E402
 from zarr_jpeg_conformance.adapters.imagecodecs_zarr import from_imagecodecs_jpeg, to_imagecodecs_jpeg  # noqa: E402
 from zarr_jpeg_conformance.core.config import parse_codec  # noqa: E402
 from zarr_jpeg_conformance.corpus.cases import config_cases  # noqa: E402
@@ -36,8 +36,11 @@ def _loaded() -> Any:
 
 
 def test_listed_for_the_matrix_not_for_a_plain_pytest_run() -> None:
-    assert "imagecodecs_jpeg" in LIBRARIES and "imagecodecs_jpeg" not in BUILTINS
-    assert "imagecodecs_jpeg" in default_specs()
+    assert "imagecodecs_jpeg" in ZARR_CODECS and "imagecodecs_jpeg" not in BUILTINS and "imagecodecs_jpeg" not in LIBRARIES
+    # One row: the shipped harness, which runs the adapter in a venv of a Python >= 3.12.
+    specs = default_specs()
+    assert "imagecodecs_jpeg" not in specs
+    assert [s for s in specs if s.endswith("-m zarr_jpeg_conformance.harnesses imagecodecs_jpeg")]
 
 
 def test_loads_by_name_or_says_why_not() -> None:
@@ -46,8 +49,9 @@ def test_loads_by_name_or_says_why_not() -> None:
     except AdapterLoadError as exc:
         assert "imagecodecs-zarr" in str(exc) and "Python >= 3.12" in str(exc)
         return
-    assert adapter.name == "imagecodecs_jpeg" and kind_of(adapter) == "library"
+    assert adapter.name == "imagecodecs_jpeg" and kind_of(adapter) == "codec"
     assert {"imagecodecs-zarr", "imagecodecs", "zarr"} <= set(adapter.versions())
+    assert adapter.versions()["writes"] == "imagecodecs_jpeg"
 
 
 # ----------------------------------------------------------------- the mapping (any Python)

@@ -33,8 +33,8 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 #: The package each library adapter is built on, as pip knows it.
 DISTRIBUTIONS = {"simplejpeg": "simplejpeg", "opencv": "opencv-python-headless", "pyvips": "pyvips"}
-#: The adapters written on an image library's API. The other library row, imagecodecs_jpeg (a
-#: zarr codec of another project, Python >= 3.12), has its tests in tests/test_imagecodecs_zarr.py.
+#: The adapters written on an image library's API (every library adapter). Other projects' Zarr
+#: codecs (adapters.ZARR_CODECS) have their tests in tests/test_zarr_codecs.py and tests/test_imagecodecs_zarr.py.
 IMAGE_LIBRARIES = sorted(DISTRIBUTIONS)
 GRAY = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale"}}
 
@@ -62,7 +62,7 @@ def factors(data: bytes) -> list[tuple[int, int]]:
 
 
 def test_library_names_are_not_builtin_names() -> None:
-    assert set(LIBRARIES) == {*IMAGE_LIBRARIES, "imagecodecs_jpeg"} and not set(LIBRARIES) & set(BUILTINS)
+    assert set(LIBRARIES) == set(IMAGE_LIBRARIES) and not set(LIBRARIES) & set(BUILTINS)
 
 
 @pytest.mark.parametrize("name", IMAGE_LIBRARIES)

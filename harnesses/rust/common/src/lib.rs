@@ -12,7 +12,7 @@ mod protocol;
 
 pub use chunk::{itemsize, Geometry, Image};
 pub use config::{parse_codec, ColorSpace, Config};
-pub use protocol::{run, serve, Framing};
+pub use protocol::{run, run_codec, serve, serve_codec, Framing, SpecParse};
 
 /// Versions of the packages this workspace was built from (its Cargo.lock) and of rustc.
 pub mod locked {
@@ -79,6 +79,31 @@ impl From<Refusal> for Failure {
     fn from(refusal: Refusal) -> Failure {
         Failure::Rejected(refusal)
     }
+}
+
+/// A codec behind the protocol that judges everything itself: its configuration (parsed the
+/// way its Zarr implementation parses it), its chunks and its streams. The shared code only
+/// moves bytes; a [`Library`] gets the spec's rules through [`SpecParse`].
+pub trait Codec {
+    /// The `--impl` name and the `name` of the `start` reply.
+    const NAME: &'static str;
+    /// What a parsed configuration is to it.
+    type Handle;
+
+    /// The libraries and runtime it uses, and under `parse` whose parse verdicts it gives.
+    fn versions(&self) -> Vec<(&'static str, String)>;
+
+    /// The `kind` of the `start` reply: `codec` or `library`.
+    fn kind(&self) -> &'static str;
+
+    /// Build the codec from a codec object, any JSON value.
+    fn parse(&mut self, codec: &serde_json::Value) -> Result<Self::Handle, Refusal>;
+
+    /// Encode one chunk of any shape and dtype the request names.
+    fn encode(&mut self, handle: &Self::Handle, shape: &[u64], dtype: &str, samples: &[u8]) -> Result<Vec<u8>, Refusal>;
+
+    /// Decode one stream to `shape` uint8 samples, C order.
+    fn decode(&mut self, handle: &Self::Handle, stream: &[u8], shape: &[u64]) -> Result<Vec<u8>, Refusal>;
 }
 
 /// One JPEG library behind the protocol. The shared code has already applied the spec's parse

@@ -19,7 +19,7 @@ use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
 use crate::chunk::{itemsize, show, wire_shape};
-use crate::{parse_codec, Config, Failure, Geometry, Image, Library, Refusal};
+use crate::{parse_codec, Codec, Config, Failure, Geometry, Image, Library, Refusal};
 
 const PROTOCOL: u64 = 1;
 /// The most a request's payload may hold. The largest chunk the suites send is a few MB; a
@@ -79,6 +79,11 @@ fn keep_panic_text() {
 /// Whatever else writes to stdout (a library, a stray `println!`) goes to stderr instead: the
 /// protocol keeps a private copy of the real stdout.
 pub fn run<L: Library>(library: L) -> i32 {
+    run_codec(SpecParse(library))
+}
+
+/// [`run`] for a codec that parses its configuration and checks its chunks itself.
+pub fn run_codec<C: Codec>(codec: C) -> i32 {
     // SAFETY: fds 1 and 2 are open for the process's whole life; the dup is owned by `output` only.
     let output = unsafe {
         let protocol_fd = libc::dup(1);
@@ -89,19 +94,24 @@ pub fn run<L: Library>(library: L) -> i32 {
         File::from_raw_fd(protocol_fd)
     };
     let input = BufReader::with_capacity(1 << 20, io::stdin().lock());
-    match serve(library, input, BufWriter::with_capacity(1 << 20, output)) {
+    match serve_codec(codec, input, BufWriter::with_capacity(1 << 20, output)) {
         Ok(()) => 0,
         Err(err) => {
-            eprintln!("{}: {err}", L::NAME);
+            eprintln!("{}: {err}", C::NAME);
             1
         }
     }
 }
 
 /// Serve the protocol on any reader and writer until `stop` or end of input.
-pub fn serve<L: Library, R: BufRead, W: Write>(library: L, mut input: R, mut output: W) -> io::Result<()> {
+pub fn serve<L: Library, R: BufRead, W: Write>(library: L, input: R, output: W) -> io::Result<()> {
+    serve_codec(SpecParse(library), input, output)
+}
+
+/// [`serve`] for a [`Codec`].
+pub fn serve_codec<C: Codec, R: BufRead, W: Write>(codec: C, mut input: R, mut output: W) -> io::Result<()> {
     keep_panic_text();
-    let mut session = Session { library, started: false, stopped: false, framing: Framing::Json, handles: HashMap::new() };
+    let mut session = Session { codec, started: false, stopped: false, framing: Framing::Json, handles: HashMap::new() };
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -152,15 +162,53 @@ fn request_seq(request: &Map<String, Value>) -> Option<u64> {
     request.get("seq").and_then(Value::as_u64)
 }
 
-struct Session<L> {
-    library: L,
+/// A [`Library`] behind the spec's parse rules (this crate's `config`) and chunk-shape table:
+/// what every library harness shares.
+pub struct SpecParse<L>(pub L);
+
+impl<L: Library> Codec for SpecParse<L> {
+    const NAME: &'static str = L::NAME;
+    type Handle = Config;
+
+    fn versions(&self) -> Vec<(&'static str, String)> {
+        let mut versions = self.0.versions();
+        // The parse verdicts are this shared crate's, not the library's: said, so that a report
+        // can show them once for every harness built on it.
+        versions.push(("parse", concat!("harness-common ", env!("CARGO_PKG_VERSION"), " (the spec's rules in Rust)").into()));
+        versions
+    }
+
+    fn kind(&self) -> &'static str {
+        "library"
+    }
+
+    fn parse(&mut self, codec: &Value) -> Result<Config, Refusal> {
+        let config = parse_codec(codec)?;
+        self.0.supports(&config)?;
+        Ok(config)
+    }
+
+    fn encode(&mut self, config: &Config, shape: &[u64], dtype: &str, samples: &[u8]) -> Result<Vec<u8>, Refusal> {
+        let image = Image::of_chunk(config, shape, dtype, samples)?;
+        self.0.encode(config, image)
+    }
+
+    fn decode(&mut self, config: &Config, stream: &[u8], shape: &[u64]) -> Result<Vec<u8>, Refusal> {
+        let chunk = Geometry::of_chunk(shape)?;
+        chunk.check_decoded(config, shape)?;
+        self.0.decode(config, stream, chunk)
+    }
+}
+
+struct Session<C: Codec> {
+    codec: C,
     started: bool,
     stopped: bool,
     framing: Framing,
-    handles: HashMap<String, Config>,
+    handles: HashMap<String, C::Handle>,
 }
 
-impl<L: Library> Session<L> {
+impl<C: Codec> Session<C> {
     fn handle(&mut self, request: &Map<String, Value>, payload: Option<Vec<u8>>) -> (Option<u64>, Result<Reply, Failure>) {
         let Some(seq) = request_seq(request) else {
             return (None, Err(Failure::bad_request(format!("the request has no integer seq: {}", show(request.get("seq"))))));
@@ -175,7 +223,7 @@ impl<L: Library> Session<L> {
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic".into());
             let trace = LAST_PANIC.with(|last| last.borrow_mut().take()).unwrap_or_default();
-            Err(Failure::Panic { message: format!("{} panicked during {op}: {what}", L::NAME), trace })
+            Err(Failure::Panic { message: format!("{} panicked during {op}: {what}", C::NAME), trace })
         });
         (Some(seq), result)
     }
@@ -195,14 +243,13 @@ impl<L: Library> Session<L> {
         match op {
             "parse" => {
                 let codec = request.get("codec").ok_or_else(|| Failure::bad_request("a parse request needs a codec"))?;
-                let config = parse_codec(codec)?;
-                self.library.supports(&config)?;
+                let config = self.codec.parse(codec)?;
                 let handle = (self.handles.len() + 1).to_string();
                 self.handles.insert(handle.clone(), config);
                 Reply::ok(vec![("handle", json!(handle))], Payload::None)
             }
             "encode" => {
-                let config = self.config(request)?;
+                let handle = self.handle_of(request)?;
                 let chunk = request.get("chunk").and_then(Value::as_object);
                 let chunk = chunk.ok_or_else(|| Failure::bad_request("an encode request needs a chunk object"))?;
                 let shape = wire_shape(chunk.get("shape"), "chunk.shape")?;
@@ -218,18 +265,16 @@ impl<L: Library> Session<L> {
                         expected.map_or("more than 2^64".into(), |n| n.to_string())
                     )));
                 }
-                let image = Image::of_chunk(&config, &shape, dtype, &samples)?;
-                let stream = self.library.encode(&config, image)?;
+                let stream = self.codec.encode(&self.handles[&handle], &shape, dtype, &samples)?;
                 Reply::ok(vec![], Payload::Stream(stream))
             }
             "decode" => {
-                let config = self.config(request)?;
+                let handle = self.handle_of(request)?;
                 let shape = wire_shape(request.get("chunk_shape"), "chunk_shape")?;
                 let stream = self.bytes(payload, request.get("data"), "data")?;
-                let chunk = Geometry::of_chunk(&shape)?;
-                chunk.check_decoded(&config, &shape)?;
-                let samples = self.library.decode(&config, &stream, chunk)?;
-                if samples.len() != chunk.samples() {
+                let samples = self.codec.decode(&self.handles[&handle], &stream, &shape)?;
+                // uint8 samples: one byte each.
+                if Some(samples.len() as u64) != shape.iter().try_fold(1u64, |n, &axis| n.checked_mul(axis)) {
                     return Err(Failure::Error {
                         message: format!("the library returned {} samples for a {shape:?} chunk", samples.len()),
                         exception: "WrongSize",
@@ -247,19 +292,15 @@ impl<L: Library> Session<L> {
         }
         let offered = request.get("framings").and_then(Value::as_array);
         let binary = offered.is_some_and(|framings| framings.iter().any(|f| f == "binary"));
-        let mut versions: Map<String, Value> =
-            self.library.versions().into_iter().map(|(name, version)| (name.to_string(), Value::String(version))).collect();
-        // The parse verdicts are this shared crate's, not the library's: said, so that a report
-        // can show them once for every harness built on it.
-        versions
-            .insert("parse".into(), json!(concat!("harness-common ", env!("CARGO_PKG_VERSION"), " (the spec's rules in Rust)")));
+        let versions: Map<String, Value> =
+            self.codec.versions().into_iter().map(|(name, version)| (name.to_string(), Value::String(version))).collect();
         let mut members = vec![
             ("protocol", json!(PROTOCOL)),
-            ("name", json!(L::NAME)),
+            ("name", json!(C::NAME)),
             ("version", json!(env!("CARGO_PKG_VERSION"))),
             ("roles", json!(["encode", "decode"])),
             ("versions", Value::Object(versions)),
-            ("kind", json!("library")),
+            ("kind", json!(self.codec.kind())),
             ("language", json!("Rust")),
         ];
         if binary {
@@ -271,12 +312,12 @@ impl<L: Library> Session<L> {
         Reply::ok(members, Payload::None)
     }
 
-    fn config(&self, request: &Map<String, Value>) -> Result<Config, Failure> {
-        let handle = request.get("handle").and_then(Value::as_str);
-        handle
-            .and_then(|h| self.handles.get(h))
-            .cloned()
-            .ok_or_else(|| Failure::bad_request(format!("unknown handle {}", show(request.get("handle")))))
+    /// The request's handle, known to this session.
+    fn handle_of(&self, request: &Map<String, Value>) -> Result<String, Failure> {
+        match request.get("handle").and_then(Value::as_str) {
+            Some(handle) if self.handles.contains_key(handle) => Ok(handle.to_string()),
+            _ => Err(Failure::bad_request(format!("unknown handle {}", show(request.get("handle"))))),
+        }
     }
 
     /// The request's bytes: its frame's payload, or the base64 member of a JSON line.

@@ -1,0 +1,130 @@
+"""The store interop table (report/stores_table.py, adapters/store_interop.py): how a cell is judged, how the table
+reaches the pages, and one real table over the stacks installed here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from zarr_jpeg_conformance.adapters import store_interop as si
+from zarr_jpeg_conformance.report import __main__ as report_main
+from zarr_jpeg_conformance.report import stores_table as st
+
+pytest.importorskip("zarr")
+
+
+# ----------------------------------------------------------------- one cell
+
+
+def _near(image: np.ndarray, delta: int) -> np.ndarray:
+    return np.clip(image.astype(int) + delta, 0, 255).astype(np.uint8)
+
+
+def test_a_cell_is_exact_close_or_wrong_against_the_writers_own_read() -> None:
+    source = si.source("gray-2d")
+    own = _near(source, 1)
+    assert st._cell({"ok": True}, own.copy(), "gray-2d", own)["outcome"] == "exact"
+    close = own.copy()
+    close[0, 0] ^= 1  # one sample off by one: far less than a dB
+    assert st._cell({"ok": True}, close, "gray-2d", own)["outcome"] == "close"
+    assert st._cell({"ok": True}, _near(source, 40), "gray-2d", own)["outcome"] == "wrong"
+    assert st._cell({"ok": True}, source[:, :10], "gray-2d", own)["outcome"] == "wrong"
+
+
+def test_a_failed_read_is_refused_other_codec_or_crash_with_its_words() -> None:
+    refused = st._cell({"ok": False, "refused": True, "exception": "zarrs", "message": "missing field"}, None, "rgb", None)
+    assert refused == {"outcome": "refused", "message": "zarrs: missing field"}
+    other = st._cell({"ok": False, "exception": "OtherCodec", "message": "the store names codec 'jpeg'"}, None, "rgb", None)
+    assert other["outcome"] == "other-codec"
+    assert st._cell({"ok": False, "refused": False, "exception": "crash", "message": "SIGSEGV"}, None, "rgb", None)["outcome"] == "crash"
+
+
+def test_the_arrays_hold_boundary_chunks_not_multiples_of_8_and_a_shard() -> None:
+    gray = si.ARRAYS["gray-2d"]
+    assert any(c % 8 for c in gray.chunks) and any(s % c for s, c in zip(gray.shape, gray.chunks, strict=True))
+    assert si.ARRAYS["sharded-420"].shards is not None
+    assert si.source("ycbcr-420").shape == (32, 48, 3) and si.source("gray-2d").dtype == np.uint8
+
+
+def test_a_zarr_python_reader_reads_only_the_codec_its_package_registers(tmp_path: Path) -> None:
+    assert si.run_op({"op": "write", "stack": "zarr-python + jpeg", "array": "gray-hw1", "folder": str(tmp_path / "a")})["ok"]
+    read = si.run_op({"op": "read", "stack": "cft-zarr", "folder": str(tmp_path / "a"), "out": str(tmp_path / "x.npy")})
+    assert (read["ok"], read["exception"]) == (False, "OtherCodec") and "'jpeg'" in read["message"]
+
+
+# ----------------------------------------------------------------- the pages
+
+TABLE: dict[str, Any] = {
+    "writers": ["w"], "readers": ["w", "r"], "unavailable": {"q": "not built"}, "outcomes": {"exact": "same"},
+    "stores": [{"writer": "w", "array": "gray-2d", "written": True, "codec": {"name": "jpeg"},
+                "check_store": {"outcome": "warn", "requirements": ["JPEG-MCU-02"]},
+                "cells": {"w": {"outcome": "exact", "psnr": 40.0}, "r": {"outcome": "refused", "message": "no <way>"}}},
+               {"writer": "w", "array": "rgb", "written": False, "message": "NoEquivalent: no rgb"}],
+}
+
+
+def test_the_table_renders_with_its_refusals_numbered() -> None:
+    text = st.render_markdown(TABLE)
+    assert text.startswith("## Stores: writer × reader")
+    assert "| w | gray-2d | `jpeg` | warn (JPEG-MCU-02) | exact | refused [1] |" in text
+    assert "1. r reading w's gray-2d: no <way>" in text and "2. w cannot write rgb: NoEquivalent: no rgb" in text
+    assert "not run: q: not built" in text
+    html = st.html_section(TABLE)
+    assert "<th>writer</th>" in html and "no &lt;way&gt;" in html and "<td>jpeg</td>" in html
+
+
+def test_the_pages_and_matrix_json_carry_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(report_main.model, "to_json", lambda m: {"implementations": []})
+    monkeypatch.setattr(report_main.render_md, "render", lambda m: "# Matrix\n")
+    monkeypatch.setattr(report_main.render_html, "render", lambda m: "<html><body><main><p>m</p></main></body></html>\n")
+    source = tmp_path / "run"
+    source.mkdir()
+    (source / st.FILE).write_text(json.dumps(TABLE), encoding="utf-8")
+    report_main.write_pages(object(), tmp_path / "pages", source)  # type: ignore[arg-type]
+    assert json.loads((tmp_path / "pages" / "matrix.json").read_text())["stores"] == TABLE
+    assert "## Stores: writer × reader" in (tmp_path / "pages" / "matrix.md").read_text()
+    assert '<section id="stores">' in (tmp_path / "pages" / "matrix.html").read_text()
+    report_main.write_pages(object(), tmp_path / "bare")  # type: ignore[arg-type]
+    assert "stores" not in json.loads((tmp_path / "bare" / "matrix.json").read_text())
+
+
+# ----------------------------------------------------------------- one real table
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return st.build_table(tmp_path_factory.mktemp("stores"))
+
+
+def _row(table: dict[str, Any], writer: str, array: str) -> dict[str, Any]:
+    return next(r for r in table["stores"] if (r["writer"], r["array"]) == (writer, array))
+
+
+def test_every_writer_reads_its_own_stores_exactly(table: dict[str, Any]) -> None:
+    rows = [r for r in table["stores"] if r["written"]]
+    assert rows
+    for row in rows:
+        assert row["cells"][row["writer"]]["outcome"] == "exact", row
+        assert row["cells"][row["writer"]]["psnr"] > 35, row
+
+
+def test_jpeg_stores_pass_check_store_and_others_are_not_jpeg(table: dict[str, Any]) -> None:
+    for row in (r for r in table["stores"] if r["written"]):
+        expected = {"pass", "warn"} if row["codec"]["name"] == "jpeg" else {"not-jpeg"}
+        assert row["check_store"]["outcome"] in expected, row
+
+
+def test_zarrs_cannot_open_a_conforming_grayscale_store_written_by_zarr_python(table: dict[str, Any]) -> None:
+    zarrs = [r for r in st.RUST_STACKS if r not in table["unavailable"]]
+    if not zarrs:
+        pytest.skip("the zarrs_jpeg harnesses are not built")
+    row = _row(table, "zarr-python + jpeg", "gray-2d")
+    assert "subsampling" not in row["codec"]["configuration"]
+    for reader in zarrs:
+        assert row["cells"][reader]["outcome"] == "refused" and "missing field `subsampling`" in row["cells"][reader]["message"]
+        # ... while a store zarrs writes reads back in zarr-python with this project's codec.
+        assert _row(table, reader, "gray-hw1")["cells"]["zarr-python + jpeg"]["outcome"] in ("exact", "close")

@@ -1,0 +1,223 @@
+"""Other projects' Zarr codecs (adapters.ZARR_CODECS and the zarrs_jpeg harnesses): how each is built, what maps to
+its configuration, whose verdicts the rows show, and where each runs."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from zarr_jpeg_conformance import harnesses
+from zarr_jpeg_conformance.adapters import ZARR_CODECS, AdapterLoadError, kind_of, load_adapter
+from zarr_jpeg_conformance.adapters.cft_zarr import to_cft_zarr
+from zarr_jpeg_conformance.adapters.imagecodecs_zarr import imagecodecs_jpeg_object
+from zarr_jpeg_conformance.adapters.osml_zarr import to_osml
+from zarr_jpeg_conformance.adapters.zarr_codecs import CodecRefusal, NoEquivalent, codec_refusals
+from zarr_jpeg_conformance.harnesses.server import _rejected
+from zarr_jpeg_conformance.report.run import default_specs
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAY = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale"}}
+YCBCR_420 = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr",
+                                               "subsampling": [[2, 2], [1, 1], [1, 1]]}}
+
+
+def _config(**members: Any) -> dict[str, Any]:
+    return {"name": "jpeg", "configuration": {"encoded_color_space": "grayscale", **members}}
+
+
+def _loaded(name: str) -> Any:
+    try:
+        return load_adapter(name)
+    except AdapterLoadError as exc:
+        pytest.skip(str(exc))
+
+
+# ----------------------------------------------------------------- the mappings: values verbatim, or no equivalent
+
+
+@pytest.mark.parametrize("quality", [-1, 0, 101, "90", None, 2.5])
+def test_quality_goes_across_verbatim_for_the_codec_to_judge(quality: object) -> None:
+    """This project's parser would refuse most of these (JPEG-Q-01); the codecs' own validation must see them."""
+    assert to_cft_zarr(_config(quality=quality))["configuration"]["level"] == quality
+    assert imagecodecs_jpeg_object(_config(quality=quality))["configuration"]["level"] == quality
+
+
+def test_absent_members_stay_absent() -> None:
+    """A missing quality or subsampling is the codec's to judge (its default, or a refusal), not filled in here."""
+    codec = {"name": "jpeg", "configuration": {"encoded_color_space": "ycbcr"}}
+    assert to_cft_zarr(codec) == {"name": "cft_zarr.jpeg", "configuration": {}}
+    assert imagecodecs_jpeg_object(codec)["configuration"] == {"colorspace_data": "RGB", "colorspace_jpeg": "YCbCr"}
+
+
+@pytest.mark.parametrize(
+    ("luma", "name"), [([1, 1], "444"), ([2, 1], "422"), ([2, 2], "420"), ([1, 2], "440"), ([4, 1], "411")])
+def test_subsampling_maps_to_the_imagecodecs_names(luma: list[int], name: str) -> None:
+    codec = {**YCBCR_420, "configuration": {**YCBCR_420["configuration"], "subsampling": [luma, [1, 1], [1, 1]]}}
+    assert to_cft_zarr(codec)["configuration"]["subsampling"] == name
+    assert imagecodecs_jpeg_object(codec)["configuration"]["subsampling"] == name
+
+
+@pytest.mark.parametrize(
+    ("codec", "mapping", "words"),
+    [
+        ({"name": "imagecodecs_jpeg", "configuration": {}}, to_cft_zarr, "the spec's codec object"),
+        ([1, 2], imagecodecs_jpeg_object, "the spec's codec object"),
+        (_config(quality=90, optimize=True), to_cft_zarr, "optimize=True"),
+        ({**GRAY, "must_understand": False}, imagecodecs_jpeg_object, "must_understand"),
+        (_config(quality=90, encoded_color_space="cmyk"), imagecodecs_jpeg_object, "'cmyk'"),
+        (_config(quality=90, encoded_color_space="rgb"), to_cft_zarr, "encoded_color_space 'rgb'"),
+        ({"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr", "decoded_color_space": "ycbcr",
+                                            "subsampling": [[2, 2], [1, 1], [1, 1]]}}, to_osml, "decoded_color_space 'ycbcr'"),
+        ({"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr",
+                                            "subsampling": [[3, 1], [1, 1], [1, 1]]}}, to_cft_zarr, "[[3, 1]"),
+        (_config(quality=90, subsampling=[[2, 2]]), imagecodecs_jpeg_object, "[[2, 2]]"),
+    ],
+    ids=["other-name", "not-an-object", "unknown-member", "unknown-top-member", "unknown-color-space", "cft-rgb",
+         "osml-ycbcr-out", "factors-unnamed", "gray-subsampled"],
+)
+def test_what_has_no_equivalent_is_refused_saying_so(codec: object, mapping: Any, words: str) -> None:
+    with pytest.raises(NoEquivalent, match=r"^\S+: .*" + words.replace("[", r"\[").replace("(", r"\(")):
+        mapping(codec)
+
+
+def test_osml_reads_a_chunk_as_a_block_of_its_size() -> None:
+    rgb = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "rgb"}}
+    assert to_osml(rgb, (16, 24, 3))["configuration"] == {
+        "bits_per_pixel": 8, "num_bands": 3, "block_width": 24, "block_height": 16, "imode": "P", "color_space": "RGB"}
+    assert to_osml(YCBCR_420, (8, 8, 3))["configuration"]["color_space"] == "YCbCr601"
+    assert to_osml(GRAY, (8, 4))["configuration"]["num_bands"] == 1
+
+
+@pytest.mark.parametrize("module", ["zarr_codecs", "cft_zarr", "osml_zarr", "imagecodecs_zarr"])
+def test_no_verdict_comes_from_this_projects_parser(module: str) -> None:
+    """The rows show the codecs' own verdicts: of core they import at most the migration's JpegConfig type."""
+    tree = ast.parse((ROOT / "adapters" / f"{module}.py").read_text(encoding="utf-8"))
+    from_core = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+                 and node.module.lstrip(".").startswith("core") for alias in node.names}
+    assert from_core <= {"JpegConfig"}, from_core
+
+
+# ----------------------------------------------------------------- rejections are the codec's documented exceptions
+
+
+class _DocumentedError(RuntimeError):
+    pass
+
+
+def test_a_documented_exception_is_a_rejection_naming_its_type_and_others_stay_errors() -> None:
+    with pytest.raises(CodecRefusal, match=r"^_DocumentedError: bad stream$") as refused, codec_refusals(_DocumentedError):
+        raise _DocumentedError("bad stream")
+    assert isinstance(refused.value, ValueError)
+    assert _rejected(refused.value)["exception"] == "_DocumentedError", "the harness reply names the codec's type"
+    with pytest.raises(RuntimeError) as crashed, codec_refusals(_DocumentedError):
+        raise RuntimeError("a bug")
+    assert not isinstance(crashed.value, ValueError)
+
+
+# ----------------------------------------------------------------- the codecs themselves (when installed)
+
+
+def test_cft_zarr_judges_its_own_configuration_and_writes_its_name() -> None:
+    cft = _loaded("cft-zarr")
+    assert kind_of(cft) == "codec" and cft.versions()["writes"] == "cft_zarr.jpeg"
+    image = (np.arange(32 * 48) % 251).astype(np.uint8).reshape(32, 48)
+    # Its level is int(level): a quality of 0 or -1 is accepted (JPEG-Q-01 would refuse both) ...
+    for quality in (0, -1):
+        assert cft.encode(cft.parse(_config(quality=quality)), image)[:2] == b"\xff\xd8"
+    # ... and one int() cannot read is its ValueError.
+    with pytest.raises(ValueError, match="invalid literal"):
+        cft.parse(_config(quality="high"))
+
+
+def test_cft_zarr_decodes_a_corrupt_stream_to_zeros() -> None:
+    """What its decoder does (a finding, JPEG-DEC-01): any stream it cannot decode becomes a chunk of zeros."""
+    cft = _loaded("cft-zarr")
+    out = cft.decode(cft.parse(GRAY), b"\xff\xd8 not a jpeg stream", (4, 4))
+    assert out.shape == (4, 4) and not out.any()
+
+
+@pytest.mark.parametrize("codec", [GRAY, YCBCR_420], ids=["gray", "ycbcr-420"])
+def test_osml_reads_what_cft_zarr_writes_as_cft_zarr_reads_it(codec: dict[str, Any]) -> None:
+    cft, osml = _loaded("cft-zarr"), _loaded("osml-imagery-io")
+    assert osml.roles == frozenset({"decode"}) and osml.versions()["reads"].endswith("/codecs/jpeg")
+    rng = np.random.default_rng(7)
+    shape = (16, 24) if codec is GRAY else (16, 24, 3)
+    image = rng.integers(0, 256, shape, dtype=np.uint8)
+    stream = cft.encode(cft.parse(codec), image)
+    np.testing.assert_array_equal(osml.decode(osml.parse(codec), stream, shape), cft.decode(cft.parse(codec), stream, shape))
+
+
+def test_osml_refuses_a_corrupt_stream() -> None:
+    osml = _loaded("osml-imagery-io")
+    with pytest.raises(ValueError, match="Decode error"):
+        osml.decode(osml.parse(GRAY), b"\xff\xd8 not a jpeg stream", (4, 4))
+
+
+# ----------------------------------------------------------------- where each runs
+
+
+def test_each_codec_is_one_row_of_the_default_matrix() -> None:
+    specs = default_specs()
+    assert {"cft-zarr", "osml-imagery-io"} <= set(specs)
+    for name in ("zarrs-jpeg-turbo", "zarrs-jpeg-rust", "imagecodecs_jpeg"):
+        assert [s for s in specs if s.endswith(f"-m zarr_jpeg_conformance.harnesses {name}")], name
+        assert harnesses.HARNESSES[name].kind == "codec"
+    assert set(ZARR_CODECS) & set(specs) == {"cft-zarr", "osml-imagery-io"}
+
+
+def test_the_two_zarrs_jpeg_backends_are_built_by_separate_cargo_invocations() -> None:
+    """Features unify over the packages of one cargo build: together both binaries would run libjpeg-turbo."""
+    build = harnesses.BUILDS["rust"]
+    first, (then,) = build.command(["cargo", "cmake", "nasm"]), build.then
+    assert first[-2:] == ["--exclude", "zarrs-jpeg-rust"] and "--workspace" in first
+    assert then(["cargo", "cmake", "nasm"])[-2:] == ["-p", "zarrs-jpeg-rust"]
+    manifest = (ROOT / "harnesses" / "rust" / "zarrs-jpeg-rust" / "Cargo.toml").read_text(encoding="utf-8")
+    assert '"backend-rust"' in manifest and "default-features = false" in manifest
+    lock = (ROOT / "harnesses" / "rust" / "Cargo.lock").read_text(encoding="utf-8")
+    assert 'name = "zarrs_jpeg"\nversion = "0.2.0"' in lock
+
+
+def test_without_a_python_312_the_imagecodecs_jpeg_harness_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(harnesses.NewestPython, "candidates", lambda self: [])
+    with pytest.raises(harnesses.Unavailable, match=r"no Python >= 3\.12 on this machine.*imagecodecs-zarr needs one"):
+        harnesses.PYTHON_312.executable()
+    outcome = harnesses.install(["python"])
+    assert outcome["python"].startswith("skipped: no Python >= 3.12")
+
+
+# ----------------------------------------------------------------- zarrs_jpeg, as zarrs builds it (when built)
+
+
+@pytest.fixture(params=["zarrs-jpeg-turbo", "zarrs-jpeg-rust"])
+def zarrs_jpeg(request: pytest.FixtureRequest) -> Any:
+    try:
+        harnesses.command(request.param)
+    except harnesses.Unavailable as exc:
+        pytest.skip(str(exc))
+    adapter = load_adapter(f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses {request.param}")
+    yield adapter
+    adapter.close()
+
+
+def test_zarrs_jpeg_parse_verdicts_are_its_own(zarrs_jpeg: Any) -> None:
+    """What this project's parser would decide the other way round: the row shows zarrs_jpeg's verdicts."""
+    versions = zarrs_jpeg.versions()
+    assert versions["zarrs_jpeg"] == "0.2.0" and versions["parse"].startswith("zarrs_jpeg 0.2.0 through zarrs ")
+    assert ("Turbo" in versions["backend"]) == (zarrs_jpeg.name == "zarrs-jpeg-turbo"), versions["backend"]
+    with pytest.raises(ValueError, match="missing field `subsampling`"):
+        zarrs_jpeg.parse(GRAY)  # valid for the spec (JPEG-SUB-06: subsampling SHOULD be omitted)
+    zarrs_jpeg.parse(_config(quality=0, subsampling=[[1, 1]]))  # invalid for the spec (JPEG-Q-01)
+
+
+def test_zarrs_jpeg_cannot_represent_an_empty_chunk(zarrs_jpeg: Any) -> None:
+    parsed = zarrs_jpeg.parse(_config(quality=90, subsampling=[[1, 1]]))
+    with pytest.raises(ValueError, match="NonZeroU64, a 0-length axis"):
+        zarrs_jpeg.encode(parsed, np.zeros((0, 8), np.uint8))
+    image = (np.arange(16 * 24) % 251).astype(np.uint8).reshape(16, 24)
+    stream = zarrs_jpeg.encode(parsed, image)
+    assert zarrs_jpeg.decode(parsed, stream, (16, 24)).shape == (16, 24)
