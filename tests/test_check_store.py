@@ -32,7 +32,7 @@ from zarr_jpeg_conformance.check_store.run import ArrayResult, ChunkMap, Result
 from zarr_jpeg_conformance.check_store.serve import serve
 from zarr_jpeg_conformance.check_store.stores import StoreSpec
 from zarr_jpeg_conformance.check_store.summary import to_json
-from zarr_jpeg_conformance.check_store.synthetic import Fault, clean_store, fault_store, write_array
+from zarr_jpeg_conformance.check_store.synthetic import Fault, clean_store, fault_store, short_shard_store, write_array
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_STORES = sorted((ROOT / "fixtures" / "stores").glob("*.zarr"))
@@ -249,6 +249,29 @@ def test_a_batch_never_raises(stores: tuple[Path, Path, list[Fault]], tmp_path: 
     out = check_batch(StoreSpec(str(copy)), plan, 0, plan.grid_count, Options(store="gone"))
     assert out["counts"] == {"error": 4} and out["records"][0]["outcome"] == "error"
     assert "no such folder" in out["records"][0]["message"]
+
+
+@pytest.mark.parametrize("beyond", [1, 200, 5000])
+@pytest.mark.parametrize("mode", ["header", "decode"])
+def test_an_inner_chunk_past_the_end_of_its_shard_is_an_error_not_a_fail(tmp_path: Path, mode: str, beyond: int) -> None:
+    """What was read of it ends in the shard's index (bytes after EOI) or nowhere (no EOI): judging
+    that would blame the stream for the index, so the short read itself is reported, as an error."""
+    fault = short_shard_store(tmp_path / "short.zarr", beyond)
+    result = check(str(tmp_path / "short.zarr"), options=Options(decode=mode == "decode"), scheduler="sync")
+    (rec,) = result.records
+    assert (rec["case"], rec["outcome"], rec["requirements"]) == (_case(fault), "error", [])
+    assert "past the end of the shard" in rec["message"] and "EOI" not in rec["message"], rec["message"]
+    assert result.totals() == {"pass": 3, "error": 1}
+
+
+def test_error_records_make_a_store_nonconforming_without_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An error is no verdict on the data, but a store the checker could not check is not shown to conform."""
+    short_shard_store(tmp_path / "short.zarr", 200)
+    result = check(str(tmp_path / "short.zarr"), scheduler="sync")
+    assert not result.conforms() and not result.conforms(strict=True)
+    assert to_json(result)["conforms"] is False
+    assert main([str(tmp_path / "short.zarr"), "-q"]) == 1
+    assert "DOES NOT CONFORM" in capsys.readouterr().out
 
 
 def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path, list[Fault]], tmp_path: Path,
