@@ -134,11 +134,28 @@ def test_protocol_violations_kill_the_harness() -> None:
     with pytest.raises(HarnessProtocolError, match="not JSON"):
         ExecAdapter([sys.executable, "-c", liar], timeout=10)
     wrong_seq = 'import sys; sys.stdin.readline(); print(\'{"seq": 99, "status": "ok"}\'); sys.stdout.flush(); sys.stdin.readline()'
-    with pytest.raises(AdapterLoadError, match="seq"):
+    # The message, not the command line it echoes (which holds "seq" too), names the wrong seq.
+    with pytest.raises(AdapterLoadError, match=r"reply to start \(seq 1\) has seq 99"):
         load_adapter(f"exec:{sys.executable} -c {json.dumps(wrong_seq)}")
     silent_exit = "import sys; sys.stderr.write('no node here\\n'); sys.exit(3)"
     with pytest.raises(HarnessCrashed, match=r"exited with code 3 before replying to start[\s\S]*no node here"):
         ExecAdapter([sys.executable, "-c", silent_exit], timeout=10)
+
+
+def test_a_reply_with_the_seq_of_a_request_not_sent_yet_is_refused() -> None:
+    """After a right start, a parse reply numbered for a later request is no reply to this parse."""
+    ahead = (
+        "import json, sys\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'seq': req['seq'], 'status': 'ok', 'protocol': 1, 'name': 'ahead', 'version': '0',"
+        " 'roles': ['decode'], 'versions': {}}), flush=True)\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'seq': req['seq'] + 5, 'status': 'ok', 'handle': 'h'}), flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    adapter = ExecAdapter([sys.executable, "-c", ahead], timeout=10)
+    with pytest.raises(HarnessProtocolError, match=r"reply to parse \(seq 2\) has seq 7"):
+        adapter.parse(GRAY)
 
 
 def test_stderr_is_drained_and_capped() -> None:
