@@ -22,8 +22,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The packages whose code is mutated: the spec's logic, the judging code, the suites.
-TARGETS = ("core", "judging", "suites")
+#: The packages whose code is mutated: the spec's logic, the judging code, the suites, the report,
+#: the store checker, the adapters (the ``exec:`` client among them), the harness protocol, the zarr codec.
+TARGETS = ("core", "judging", "suites", "report", "check_store", "adapters", "protocol", "zarrcodecs")
 
 OPERATORS = {
     "compare": "comparison relaxed at its boundary (< and <=, > and >=) or flipped (== and !=, in and not in, is and is not)",
