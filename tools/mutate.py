@@ -192,10 +192,14 @@ class Worker:
         self.copy = _copy(root, scratch / f"w{index}")
         self.logs = scratch / f"logs{index}"
         self.logs.mkdir()
+        (scratch / f"tmp{index}").mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
         env.update(PYTHONPATH=os.pathsep.join([str(self.copy.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                    PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   MUTATION_ROOT=str(self.copy))
+                   MUTATION_ROOT=str(self.copy),
+                   # pytest's temporary folders of its own: its clean-up of the shared ones (other sessions'
+                   # garbage) must not fail a run, which would read as a kill.
+                   PYTEST_DEBUG_TEMPROOT=str(scratch / f"tmp{index}"))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "zarr_jpeg_conformance.tools.mutation_worker"],
             cwd=self.copy, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,

@@ -79,6 +79,8 @@ def measure(root: Path, pytest_args: list[str]) -> tuple[dict[str, dict[int, set
         source=[str(root / t) for t in TARGETS],
     )
     plugin = _Contexts(cov)
+    # Temporary folders of its own: pytest's clean-up of the shared ones (other sessions' garbage) must not end the run.
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = str(workdir)
     cov.start()
     try:
         pytest.main([*pytest_args, "-p", "no:cacheprovider", "-q"], plugins=[plugin])
