@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import time
 import warnings
@@ -156,6 +157,25 @@ def test_a_reply_with_the_seq_of_a_request_not_sent_yet_is_refused() -> None:
     adapter = ExecAdapter([sys.executable, "-c", ahead], timeout=10)
     with pytest.raises(HarnessProtocolError, match=r"reply to parse \(seq 2\) has seq 7"):
         adapter.parse(GRAY)
+
+
+def test_a_harness_left_open_is_sent_stop_when_the_client_exits(tmp_path: Path) -> None:
+    """A caller that never closes its adapter: at exit the harness still gets ``stop`` (not only end of input)."""
+    harness = (
+        "import json, sys\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'seq': req['seq'], 'status': 'ok', 'protocol': 1, 'name': 'h', 'version': '0',"
+        " 'roles': ['decode'], 'versions': {}}), flush=True)\n"
+        "line = sys.stdin.readline()\n"
+        f"open({str(tmp_path / 'last')!r}, 'w').write(line)\n"
+        "if line:\n"
+        "    print(json.dumps({'seq': json.loads(line)['seq'], 'status': 'ok'}), flush=True)\n"
+    )
+    client = ("import sys\nfrom zarr_jpeg_conformance.adapters.remote import ExecAdapter\n"
+              f"adapter = ExecAdapter([sys.executable, '-c', {harness!r}], timeout=10)\n")
+    done = subprocess.run([sys.executable, "-c", client], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "last").read_text())["op"] == "stop"
 
 
 def test_stderr_is_drained_and_capped() -> None:
