@@ -312,6 +312,27 @@ def test_progress_shows_rate_and_eta() -> None:
     assert "ETA" in lines[0] and "1 nonconforming" in lines[-1]
 
 
+def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import zarr_jpeg_conformance.check_store.__main__ as cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    clock = [100.0]
+    monkeypatch.setattr(cli.time, "perf_counter", lambda: clock[0])
+    stream = Terminal()
+    progress = Progress(stream, every=10.0)
+    progress.total = 100
+    for now, drawn in ((100.15, 1), (100.2, 1), (100.3, 2)):
+        clock[0] = now
+        progress.update({"positions": 10, "records": []}, None)  # type: ignore[arg-type]
+        assert stream.getvalue().count("\r") == drawn, (now, stream.getvalue())
+    assert not stream.getvalue().endswith("\n")
+    progress.close()
+    assert stream.getvalue().endswith("\n")  # the shell's prompt starts on a line of its own
+
+
 # ------------------------------------------------------------------ the page, in a browser
 
 
