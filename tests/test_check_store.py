@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import subprocess
 import zipfile
@@ -310,6 +311,16 @@ def test_progress_shows_rate_and_eta() -> None:
     lines = stream.getvalue().splitlines()
     assert lines[-1].startswith("[####") and "100/100 chunks" in lines[-1] and "chunks/s" in lines[-1]
     assert "ETA" in lines[0] and "1 nonconforming" in lines[-1]
+
+
+@pytest.mark.parametrize("grid", [(1, 5000), (3, 241), (7, 100), (2, 3)])
+def test_the_chunk_map_fits_the_page_width_whatever_the_grid(grid: tuple[int, int]) -> None:
+    from zarr_jpeg_conformance.check_store import html
+
+    chunk_map = ChunkMap(grid)
+    figure = html._map({"map": chunk_map.to_json(), "path": "/a", "sharded": False})
+    width = int(re.search(r'<svg [^>]*width="(\d+)"', figure).group(1))  # type: ignore[union-attr]
+    assert chunk_map.cells.shape[1] * 2 <= width <= html.MAP_WIDTH, (grid, width)
 
 
 def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
