@@ -286,10 +286,16 @@ def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path,
     assert all(r["implementation"] == "check-store" and r["outcome"] in ("fail", "warn") for r in lines)
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["conforms"] is False and report["totals"]["fill"] == 3
+    assert report["format_version"] == 1 and report["mode"] == "header"  # a reader of report.json relies on both
+    gray = next(a for a in report["arrays"] if a["path"] == "/gray")
+    assert gray["metadata"]["chunk_shape"] == [64, 64] and gray["metadata"]["codecs"][0]["name"] == "jpeg"
     html = (tmp_path / "out" / "report.html").read_text()
     assert "does not conform" in html and "/color/c/0/0/0" in html and "<script" not in html
     assert main([str(clean), "-q"]) == 0
-    assert "CONFORMS" in capsys.readouterr().out
+    stdout = capsys.readouterr().out
+    assert "CONFORMS" in stdout and "header only" in stdout.splitlines()[0]
+    assert main([str(clean), "-q", "--decode", "--backend", "pillow"]) == 0
+    assert "decoded with pillow" in capsys.readouterr().out.splitlines()[0]
 
 
 def test_records_read_as_results_lines(stores: tuple[Path, Path, list[Fault]]) -> None:
@@ -321,6 +327,17 @@ def test_the_chunk_map_fits_the_page_width_whatever_the_grid(grid: tuple[int, in
     figure = html._map({"map": chunk_map.to_json(), "path": "/a", "sharded": False})
     width = int(re.search(r'<svg [^>]*width="(\d+)"', figure).group(1))  # type: ignore[union-attr]
     assert chunk_map.cells.shape[1] * 2 <= width <= html.MAP_WIDTH, (grid, width)
+
+
+def test_a_header_seen_before_is_recognized_only_when_the_stream_starts_with_it(stores: tuple[Path, Path, list[Fault]]) -> None:
+    """header_extent against a walk of each stream's segments, headers of different lengths in turn."""
+    from zarr_jpeg_conformance.check_store import chunks
+
+    faulty, _clean, _faults = stores
+    streams = [(faulty / p).read_bytes() for p in ("gray/c/0/0", "color/c/0/1/0", "color/c/2/2/0", "rgb/c/0/1/0", "gray/c/1/0")]
+    for data in streams * 2:
+        sos = data.index(b"\xff\xda")
+        assert chunks.header_extent(data) == sos + 2 + int.from_bytes(data[sos + 2 : sos + 4], "big")
 
 
 def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
