@@ -34,6 +34,7 @@ from zarr_jpeg_conformance.check_store.serve import serve
 from zarr_jpeg_conformance.check_store.stores import StoreSpec
 from zarr_jpeg_conformance.check_store.summary import to_json
 from zarr_jpeg_conformance.check_store.synthetic import Fault, clean_store, fault_store, short_shard_store, write_array
+from zarr_jpeg_conformance.core.markers import inspect
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_STORES = sorted((ROOT / "fixtures" / "stores").glob("*.zarr"))
@@ -79,6 +80,10 @@ def test_every_fault_is_found_under_its_key_and_requirement(stores: tuple[Path, 
     assert boundary["boundary"] and "boundary chunk" in boundary["message"]
     assert "exactly one 16-row MCU" in by_case["/color/c/0/2/0"]["message"]
     assert "less than one 16-row MCU" in by_case["/color/c/0/3/0"]["message"]
+    # One fault there, and in the chroma table only: a check of the first table alone, or of every table, misses it.
+    assert by_case["/color/c/2/2/0"]["requirements"] == ["JPEG-ENC-04"]
+    sixteen = inspect((faulty / "color" / "c" / "2" / "2" / "0").read_bytes())
+    assert sixteen.dqt_precisions == (0, 1) and not sixteen.problems and sixteen.precision == 8
 
 
 @pytest.mark.parametrize("mode", ["header", "decode"])
