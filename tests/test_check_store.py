@@ -345,6 +345,25 @@ def test_a_header_seen_before_is_recognized_only_when_the_stream_starts_with_it(
         assert chunks.header_extent(data) == sos + 2 + int.from_bytes(data[sos + 2 : sos + 4], "big")
 
 
+def test_a_record_carries_the_strongest_level_of_its_findings() -> None:
+    from zarr_jpeg_conformance.check_store.records import Finding
+
+    def level(*found: tuple[str, str]) -> str:
+        return record("s", "/a", "c/0", [Finding(r, o, "seen") for r, o in found])["level"]
+
+    assert level(("JPEG-Q-03", "warn"), ("JPEG-SUB-06", "warn")) == "SHOULD"
+    assert level(("JPEG-Q-03", "warn"), ("JPEG-X-16", "warn"), ("JPEG-Q-01", "fail")) == "MUST"
+    assert level(("JPEG-Q-03", "warn")) == "MAY" and level(("", "error")) == ""
+
+
+def test_header_walk_stops_at_a_second_soi_or_an_eoi() -> None:
+    from zarr_jpeg_conformance.check_store.chunks import header_extent
+
+    app0 = b"\xff\xe0\x00\x04ab"
+    for marker in (b"\xff\xd8", b"\xff\xd9"):
+        assert header_extent(b"\xff\xd8" + app0 + marker + b"\x00\x04\xff\xda\x00\x02") is None
+
+
 def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
     import zarr_jpeg_conformance.check_store.__main__ as cli
 
