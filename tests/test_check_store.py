@@ -212,6 +212,21 @@ def test_metadata_findings_cite_their_requirement(codecs: list[dict[str, Any]], 
     assert none == []
 
 
+def test_a_data_type_other_than_uint8_is_a_metadata_fail() -> None:
+    _plan, findings = analyse(Node("a", {**_meta([_jpeg()], [32, 32], [32, 32]), "data_type": "uint16"}))
+    assert [(f.requirement, f.outcome) for f in findings] == [("JPEG-DT-01", "fail")], findings
+    assert "uint16" in findings[0].observed
+
+
+@pytest.mark.parametrize("inner", [[0, 32], [-32, 32], [16.0, 32], [32]])
+def test_a_shard_whose_inner_chunk_shape_does_not_fit_is_an_error_not_a_crash(inner: list[Any]) -> None:
+    sharding = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": inner, "codecs": [_jpeg()], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}
+    plan, findings = analyse(Node("a", _meta([sharding], [64, 64], [64, 64])))
+    assert plan is None and [f.outcome for f in findings] == ["error"]
+    assert "does not fit the shard shape" in findings[0].observed
+
+
 def test_an_unknown_codec_is_an_error_not_a_guess() -> None:
     plan, findings = analyse(Node("a", _meta([{"name": "no-such-codec"}, _jpeg()], [32, 32], [32, 32])))
     assert plan is None and findings[0].outcome == "error" and "not known to zarr" in findings[0].observed
@@ -292,6 +307,7 @@ def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path,
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["conforms"] is False and report["totals"]["fill"] == 3
     assert report["format_version"] == 1 and report["mode"] == "header"  # a reader of report.json relies on both
+    assert all(a["checked"] == a["chunks"] for a in report["arrays"]), [(a["checked"], a["chunks"]) for a in report["arrays"]]
     gray = next(a for a in report["arrays"] if a["path"] == "/gray")
     assert gray["metadata"]["chunk_shape"] == [64, 64] and gray["metadata"]["codecs"][0]["name"] == "jpeg"
     html = (tmp_path / "out" / "report.html").read_text()
@@ -322,6 +338,12 @@ def test_progress_shows_rate_and_eta() -> None:
     lines = stream.getvalue().splitlines()
     assert lines[-1].startswith("[####") and "100/100 chunks" in lines[-1] and "chunks/s" in lines[-1]
     assert "ETA" in lines[0] and "1 nonconforming" in lines[-1]
+
+
+@pytest.mark.parametrize(("grid", "rows", "cols"), [((5, 1), 1, 5), ((4, 5, 1, 1), 4, 5), ((1,), 1, 1), ((3, 1, 2), 3, 2)])
+def test_the_chunk_map_lays_the_last_axis_of_more_than_one_chunk_out_as_columns(grid: tuple[int, ...], rows: int, cols: int) -> None:
+    chunk_map = ChunkMap(grid)
+    assert (chunk_map.rows, chunk_map.cols) == (rows, cols)
 
 
 @pytest.mark.parametrize("grid", [(1, 5000), (3, 241), (7, 100), (2, 3)])
