@@ -143,6 +143,17 @@ def test_protocol_violations_kill_the_harness() -> None:
         ExecAdapter([sys.executable, "-c", silent_exit], timeout=10)
 
 
+@pytest.mark.parametrize(("reply", "message"), [
+    ('{"seq": true, "status": "ok", "protocol": 1, "name": "x", "version": "0", "roles": ["decode"], "versions": {}}',
+     r"reply to start \(seq 1\) has seq True"),  # a bool is no seq, though True == 1
+    ('{"seq": 1, "status": "ok", "protocol": 1, "version": "0", "roles": ["decode"], "versions": {}}', "start reply has no name"),
+], ids=["bool-seq", "no-name"])
+def test_a_start_reply_that_breaks_the_protocol_is_refused(reply: str, message: str) -> None:
+    harness = f"import sys; sys.stdin.readline(); print({reply!r}); sys.stdout.flush(); sys.stdin.readline()"
+    with pytest.raises(HarnessProtocolError, match=message):
+        ExecAdapter([sys.executable, "-c", harness], timeout=10)
+
+
 def test_a_reply_with_the_seq_of_a_request_not_sent_yet_is_refused() -> None:
     """After a right start, a parse reply numbered for a later request is no reply to this parse."""
     ahead = (
