@@ -54,6 +54,20 @@ class LosesFidelityGrowsInSize(_OtherQuality):
         return self._grown(super()._encode_ycbcr(image, quality, luma, ycbcr_input=ycbcr_input), quality)
 
 
+class IgnoresQualityButPads(_OtherQuality):
+    """Encodes at quality 75 whatever the configuration says, padded by 40 bytes a quality step: the
+    size grows with quality, the fidelity does not (JPEG-Q-02 asks for both to grow, not either)."""
+
+    name = "wrong-ignores-quality-but-pads"
+
+    def _quality(self, quality: int) -> int:
+        return 75
+
+    def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        stream = super()._encode_gray(plane, quality)
+        return _padded(stream, len(stream) + 40 * quality)  # the fault under test
+
+
 class YcbcrWithApp14Rgb(ImagecodecsAdapter):
     """Writes ycbcr streams with their JFIF marker and an APP14 transform 0: a JFIF decoder reads
     them as YCbCr, the spec's rule (APP14 decides) as RGB (JPEG-ECS-04 asks for both)."""
