@@ -18,6 +18,7 @@ import time
 import warnings
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -152,6 +153,23 @@ def test_a_start_reply_that_breaks_the_protocol_is_refused(reply: str, message: 
     harness = f"import sys; sys.stdin.readline(); print({reply!r}); sys.stdout.flush(); sys.stdin.readline()"
     with pytest.raises(HarnessProtocolError, match=message):
         ExecAdapter([sys.executable, "-c", harness], timeout=10)
+
+
+@pytest.mark.parametrize("seconds", [[True, 0.5], [-1.0, 0.5], ["0.1", 0.5], [0.5]], ids=["bool", "negative", "text", "too-few"])
+def test_a_bench_reply_whose_seconds_are_not_durations_is_refused(seconds: list[Any]) -> None:
+    harness = (
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    req = json.loads(line)\n"
+        "    reply = {'start': {'status': 'ok', 'protocol': 1, 'name': 'b', 'version': '0', 'roles': ['decode'],"
+        " 'versions': {}}, 'parse': {'status': 'ok', 'handle': 'h'},"
+        f" 'bench': {{'status': 'ok', 'seconds': {seconds!r}}}}}.get(req['op'], {{'status': 'ok'}})\n"
+        "    print(json.dumps({**reply, 'seq': req['seq']}), flush=True)\n"
+    )
+    with ExecAdapter([sys.executable, "-c", harness], timeout=10) as adapter:
+        parsed = adapter.parse(GRAY)
+        with pytest.raises(HarnessProtocolError, match=r"bench reply: 'seconds' must be 2 durations"):
+            adapter.bench(parsed, "decode", 2, b"\xff\xd8\xff\xd9", (8, 8))
 
 
 def test_a_reply_with_the_seq_of_a_request_not_sent_yet_is_refused() -> None:
