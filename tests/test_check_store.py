@@ -310,6 +310,7 @@ def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path,
     assert all(a["checked"] == a["chunks"] for a in report["arrays"]), [(a["checked"], a["chunks"]) for a in report["arrays"]]
     gray = next(a for a in report["arrays"] if a["path"] == "/gray")
     assert gray["metadata"]["chunk_shape"] == [64, 64] and gray["metadata"]["codecs"][0]["name"] == "jpeg"
+    assert gray["grid"] == [2, 2] and gray["image"] == [64, 64, 1] and "grayscale" in gray["jpeg"]
     html = (tmp_path / "out" / "report.html").read_text()
     assert "does not conform" in html and "/color/c/0/0/0" in html and "<script" not in html
     assert main([str(clean), "-q"]) == 0
