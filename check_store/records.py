@@ -67,6 +67,8 @@ class Finding:
 
     def message(self) -> str:
         req = requirements().get(self.requirement)
+        if not self.requirement:
+            return f"{self.outcome}: the checker could not check this (no verdict on the data)\n    observed: {self.observed}"
         cited = f'[{req.id} {req.level}] "{req.text}"' if req else f"[{self.requirement}]"
         return f"{self.outcome}: {cited}\n    observed: {self.observed}"
 

@@ -2,10 +2,10 @@
 
 * :func:`fault_store`: a small hierarchy whose chunks carry one fault each (wrong sampling
   factors, wrong colour markers, a size off by one MCU and by less, a truncated stream,
-  trailing data, progressive, 12-bit, CMYK, a chunk from another array, a cropped boundary
-  chunk, bytes that are no JPEG, a shard with a bad inner chunk), with the key and the
-  requirement each must be reported under; :func:`clean_store` is the same hierarchy with
-  no fault.
+  trailing data, progressive, 12-bit, a 16-bit quantization table, CMYK, a chunk from
+  another array, a cropped boundary chunk, bytes that are no JPEG, a shard with a bad inner
+  chunk), with the key and the requirement each must be reported under; :func:`clean_store`
+  is the same hierarchy with no fault.
 * :func:`big_store`: a hierarchy of two arrays of 256x256 chunks, one grayscale and one YCbCr
   4:2:0, at least ``chunks`` chunks in all, for benchmarks and the report's screenshot. Its
   chunks are a pool of distinct tiles encoded once and written under every key, so that a
@@ -32,7 +32,7 @@ from ..backends import load_backend
 from ..core.config import JpegConfig, parse_codec
 from ..corpus.images import make_image
 
-__all__ = ["Fault", "big_store", "clean_store", "fault_store", "write_array"]
+__all__ = ["Fault", "big_store", "clean_store", "fault_store", "short_shard_store", "write_array"]
 
 _420 = [[2, 2], [1, 1], [1, 1]]
 #: Chunk height and width of the fault store.
@@ -125,6 +125,27 @@ def _pillow(image: np.ndarray, **save: Any) -> bytes:
     return out.getvalue()
 
 
+def _sixteen_bit_tables(stream: bytes, table: int = 1) -> bytes:
+    """The stream with quantization table ``table`` stored with 16-bit entries (Pq=1), same values, 8-bit samples."""
+    out, i = bytearray(stream[:2]), 2
+    while stream[i + 1] != 0xDA:  # up to the first SOS
+        length = int.from_bytes(stream[i + 2 : i + 4], "big")
+        segment = stream[i : i + 2 + length]
+        if stream[i + 1] == 0xDB:
+            payload, j, body = segment[4:], 0, bytearray()
+            while j < len(payload):
+                size = 1 + 64 * ((payload[j] >> 4) + 1)
+                entry = payload[j : j + size]
+                if entry[0] == table:  # an 8-bit table: widened
+                    entry = bytes([0x10 | table]) + b"".join(v.to_bytes(2, "big") for v in entry[1:])
+                body += entry
+                j += size
+            segment = segment[:2] + (len(body) + 2).to_bytes(2, "big") + body
+        out += segment
+        i += 2 + length
+    return bytes(out + stream[i:])
+
+
 def _twelve_bit(image: np.ndarray) -> bytes:
     import imagecodecs
 
@@ -155,6 +176,8 @@ def _arrays(faulty: bool) -> tuple[dict[str, tuple[tuple[int, ...], tuple[int, .
             ("trailing data after EOI", "c/1/1/0", "JPEG-FMT-01", color["c/1/1/0"] + b"\x00junk\x00"),
             ("progressive", "c/1/2/0", "JPEG-GEN-01", _pillow(image, quality=90, subsampling=2, progressive=True)),
             ("12-bit samples", "c/1/3/0", "JPEG-ENC-04", _twelve_bit(image)),
+            # Only the chroma table: a check that asks for every table to be 16-bit, or only the first, misses it.
+            ("16-bit chroma quantization table, 8-bit samples", "c/2/2/0", "JPEG-ENC-04", _sixteen_bit_tables(color["c/2/2/0"])),
             ("CMYK", "c/1/4/0", "JPEG-ECS-02", _pillow(image, quality=90, cmyk=True)),
             ("boundary chunk cropped to the array's edge", "c/1/5/0", "JPEG-DIM-01", _encode(color_codec, image[:, : S // 2])),
             ("a chunk from another array", "c/2/0/0", "JPEG-ECS-02", other["c/0/0"]),
@@ -227,6 +250,23 @@ def fault_store(root: Path) -> list[Fault]:
 def clean_store(root: Path) -> None:
     """Write the same hierarchy with no fault: every chunk conforms."""
     _write(root, False)
+
+
+def short_shard_store(root: Path, beyond: int) -> Fault:
+    """An array of one shard whose index puts its last inner chunk ``beyond`` bytes past the end of
+    the shard (a shard cut short, or a wrong index): a chunk the checker cannot read whole."""
+    import google_crc32c
+
+    if root.exists():
+        shutil.rmtree(root)
+    codec = _codec("ycbcr", _420)
+    shard = _shard([_encode(codec, _tile(S, S, 3, 300 + i)) for i in range(4)])
+    body, raw = shard[: -4 * 16 - 4], np.frombuffer(shard[-4 * 16 - 4 : -4], dtype="<u8").copy()
+    raw[-1] += len(shard) - len(body) + beyond  # the last chunk's length, reaching over the index and beyond
+    index = raw.tobytes()
+    write_array(root, (2 * S, 2 * S, 3), (2 * S, 2 * S, 3), [_sharding(codec)],
+                {"c/0/0/0": body + index + google_crc32c.value(index).to_bytes(4, "little")})
+    return Fault("inner chunk past the end of its shard", "", "c/0/0/0", "", (1, 1, 0))
 
 
 # ------------------------------------------------------------------ big

@@ -33,7 +33,7 @@ STATUS = {"none": 0, "fill": 1, "pass": 2, "warn": 3, "fail": 4, "error": 5}
 class _Slot:
     """One stored JPEG to judge: where it is and what was read of it."""
 
-    __slots__ = ("boundary", "coords", "head", "index", "inner", "key", "length", "offset", "problem", "tail")
+    __slots__ = ("boundary", "coords", "head", "index", "inner", "key", "length", "offset", "problem", "tail", "wanted")
 
     def __init__(self, index: int, coords: tuple[int, ...], key: str, inner: tuple[int, ...] | None, boundary: bool,
                  offset: int = 0, length: int | None = None) -> None:
@@ -43,6 +43,8 @@ class _Slot:
         self.tail: bytes = b""
         #: Why it could not be read, if it could not.
         self.problem: str | None = None
+        #: Bytes asked for from the start and from the end of an inner chunk.
+        self.wanted = (0, 0)
 
 
 def check_batch(store: StoreSpec, plan: ArrayPlan, start: int, stop: int, options: Options,
@@ -148,7 +150,9 @@ class _Batch:
         assert slot.length is not None
         off, n = slot.offset, slot.length
         if head is None or n <= head:
+            slot.wanted = (n, 0)
             return [(slot.key, RangeByteRequest(off, off + n))]
+        slot.wanted = (head, min(n, TAIL))
         return [(slot.key, RangeByteRequest(off, off + head)), (slot.key, RangeByteRequest(off + n - min(n, TAIL), off + n))]
 
     def _fetch(self, plans: list[list[tuple[str, ByteRequest | None]]]) -> list[list[bytes | None] | str]:
@@ -217,9 +221,11 @@ class _Batch:
             return
         findings: list[Finding]
         seen: dict[str, Any]
-        if slot.inner is not None and slot.length is not None and len(data) < min(slot.length, HEAD if not self.whole else slot.length):
+        if slot.inner is not None and slot.length is not None and (len(data) < slot.wanted[0] or len(slot.tail) < slot.wanted[1]):
+            # A read came back short: judged, what was read would pass for a truncated stream or trailing bytes.
+            got = len(data) + len(slot.tail)
             findings, seen = [error(f"the shard index puts this chunk at bytes {slot.offset}..{slot.offset + slot.length}, "
-                                    f"past the end of the shard ({len(data)} bytes read)")], {}
+                                    f"past the end of the shard ({got} of the {sum(slot.wanted)} bytes asked for came back)")], {}
         elif self.whole or not slot.tail or len(data) < HEAD:
             # The whole stream is here: it was asked for, or it is shorter than HEAD.
             if self.plan.after:

@@ -75,9 +75,12 @@ BREAKS: dict[str, str] = {
     "RefusesChannelAxisOfOne": "JPEG-SHP-03",
     "wrong_adapters_corpus:GuessesChannelsFirst": "JPEG-SHP-07",
     "wrong_adapters_corpus:RefusesUnusualIds": "JPEG-DEC-01",
+    "wrong_adapters_mutation:YcbcrWithApp14Rgb": "JPEG-ECS-04",
+    "wrong_adapters_mutation:YcbcrWithUnknownTransform": "JPEG-ECS-04",
 }
 #: Wrong adapters whose fault is a SHOULD: no root finding, a warning citing the rule.
-WARNS: dict[str, str] = {"NoJfif": "JPEG-X-06", "NonMonotoneStep": "JPEG-X-16"}
+WARNS: dict[str, str] = {"NoJfif": "JPEG-X-06", "NonMonotoneStep": "JPEG-X-16",
+                         "wrong_adapters_mutation:LosesFidelityGrowsInSize": "JPEG-X-16"}
 #: Root findings beside the adapter's own that the suites cannot yet attribute to it, with why.
 #: Each is a known gap of the diagnosis, shown here rather than hidden; the accuracy counts it.
 NOT_YET: dict[str, tuple[set[str], str]] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import subprocess
 import zipfile
@@ -32,7 +33,8 @@ from zarr_jpeg_conformance.check_store.run import ArrayResult, ChunkMap, Result
 from zarr_jpeg_conformance.check_store.serve import serve
 from zarr_jpeg_conformance.check_store.stores import StoreSpec
 from zarr_jpeg_conformance.check_store.summary import to_json
-from zarr_jpeg_conformance.check_store.synthetic import Fault, clean_store, fault_store, write_array
+from zarr_jpeg_conformance.check_store.synthetic import Fault, clean_store, fault_store, short_shard_store, write_array
+from zarr_jpeg_conformance.core.markers import inspect
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_STORES = sorted((ROOT / "fixtures" / "stores").glob("*.zarr"))
@@ -78,6 +80,10 @@ def test_every_fault_is_found_under_its_key_and_requirement(stores: tuple[Path, 
     assert boundary["boundary"] and "boundary chunk" in boundary["message"]
     assert "exactly one 16-row MCU" in by_case["/color/c/0/2/0"]["message"]
     assert "less than one 16-row MCU" in by_case["/color/c/0/3/0"]["message"]
+    # One fault there, and in the chroma table only: a check of the first table alone, or of every table, misses it.
+    assert by_case["/color/c/2/2/0"]["requirements"] == ["JPEG-ENC-04"]
+    sixteen = inspect((faulty / "color" / "c" / "2" / "2" / "0").read_bytes())
+    assert sixteen.dqt_precisions == (0, 1) and not sixteen.problems and sixteen.precision == 8
 
 
 @pytest.mark.parametrize("mode", ["header", "decode"])
@@ -206,6 +212,21 @@ def test_metadata_findings_cite_their_requirement(codecs: list[dict[str, Any]], 
     assert none == []
 
 
+def test_a_data_type_other_than_uint8_is_a_metadata_fail() -> None:
+    _plan, findings = analyse(Node("a", {**_meta([_jpeg()], [32, 32], [32, 32]), "data_type": "uint16"}))
+    assert [(f.requirement, f.outcome) for f in findings] == [("JPEG-DT-01", "fail")], findings
+    assert "uint16" in findings[0].observed
+
+
+@pytest.mark.parametrize("inner", [[0, 32], [-32, 32], [16.0, 32], [32]])
+def test_a_shard_whose_inner_chunk_shape_does_not_fit_is_an_error_not_a_crash(inner: list[Any]) -> None:
+    sharding = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": inner, "codecs": [_jpeg()], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}
+    plan, findings = analyse(Node("a", _meta([sharding], [64, 64], [64, 64])))
+    assert plan is None and [f.outcome for f in findings] == ["error"]
+    assert "does not fit the shard shape" in findings[0].observed
+
+
 def test_an_unknown_codec_is_an_error_not_a_guess() -> None:
     plan, findings = analyse(Node("a", _meta([{"name": "no-such-codec"}, _jpeg()], [32, 32], [32, 32])))
     assert plan is None and findings[0].outcome == "error" and "not known to zarr" in findings[0].observed
@@ -251,6 +272,29 @@ def test_a_batch_never_raises(stores: tuple[Path, Path, list[Fault]], tmp_path: 
     assert "no such folder" in out["records"][0]["message"]
 
 
+@pytest.mark.parametrize("beyond", [1, 200, 5000])
+@pytest.mark.parametrize("mode", ["header", "decode"])
+def test_an_inner_chunk_past_the_end_of_its_shard_is_an_error_not_a_fail(tmp_path: Path, mode: str, beyond: int) -> None:
+    """What was read of it ends in the shard's index (bytes after EOI) or nowhere (no EOI): judging
+    that would blame the stream for the index, so the short read itself is reported, as an error."""
+    fault = short_shard_store(tmp_path / "short.zarr", beyond)
+    result = check(str(tmp_path / "short.zarr"), options=Options(decode=mode == "decode"), scheduler="sync")
+    (rec,) = result.records
+    assert (rec["case"], rec["outcome"], rec["requirements"]) == (_case(fault), "error", [])
+    assert "past the end of the shard" in rec["message"] and "EOI" not in rec["message"], rec["message"]
+    assert result.totals() == {"pass": 3, "error": 1}
+
+
+def test_error_records_make_a_store_nonconforming_without_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An error is no verdict on the data, but a store the checker could not check is not shown to conform."""
+    short_shard_store(tmp_path / "short.zarr", 200)
+    result = check(str(tmp_path / "short.zarr"), scheduler="sync")
+    assert not result.conforms() and not result.conforms(strict=True)
+    assert to_json(result)["conforms"] is False
+    assert main([str(tmp_path / "short.zarr"), "-q"]) == 1
+    assert "DOES NOT CONFORM" in capsys.readouterr().out
+
+
 def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path, list[Fault]], tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     faulty, clean, faults = stores
@@ -262,10 +306,18 @@ def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path,
     assert all(r["implementation"] == "check-store" and r["outcome"] in ("fail", "warn") for r in lines)
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["conforms"] is False and report["totals"]["fill"] == 3
+    assert report["format_version"] == 1 and report["mode"] == "header"  # a reader of report.json relies on both
+    assert all(a["checked"] == a["chunks"] for a in report["arrays"]), [(a["checked"], a["chunks"]) for a in report["arrays"]]
+    gray = next(a for a in report["arrays"] if a["path"] == "/gray")
+    assert gray["metadata"]["chunk_shape"] == [64, 64] and gray["metadata"]["codecs"][0]["name"] == "jpeg"
+    assert gray["grid"] == [2, 2] and gray["image"] == [64, 64, 1] and "grayscale" in gray["jpeg"]
     html = (tmp_path / "out" / "report.html").read_text()
     assert "does not conform" in html and "/color/c/0/0/0" in html and "<script" not in html
     assert main([str(clean), "-q"]) == 0
-    assert "CONFORMS" in capsys.readouterr().out
+    stdout = capsys.readouterr().out
+    assert "CONFORMS" in stdout and "header only" in stdout.splitlines()[0]
+    assert main([str(clean), "-q", "--decode", "--backend", "pillow"]) == 0
+    assert "decoded with pillow" in capsys.readouterr().out.splitlines()[0]
 
 
 def test_records_read_as_results_lines(stores: tuple[Path, Path, list[Fault]]) -> None:
@@ -287,6 +339,73 @@ def test_progress_shows_rate_and_eta() -> None:
     lines = stream.getvalue().splitlines()
     assert lines[-1].startswith("[####") and "100/100 chunks" in lines[-1] and "chunks/s" in lines[-1]
     assert "ETA" in lines[0] and "1 nonconforming" in lines[-1]
+
+
+@pytest.mark.parametrize(("grid", "rows", "cols"), [((5, 1), 1, 5), ((4, 5, 1, 1), 4, 5), ((1,), 1, 1), ((3, 1, 2), 3, 2)])
+def test_the_chunk_map_lays_the_last_axis_of_more_than_one_chunk_out_as_columns(grid: tuple[int, ...], rows: int, cols: int) -> None:
+    chunk_map = ChunkMap(grid)
+    assert (chunk_map.rows, chunk_map.cols) == (rows, cols)
+
+
+@pytest.mark.parametrize("grid", [(1, 5000), (3, 241), (7, 100), (2, 3)])
+def test_the_chunk_map_fits_the_page_width_whatever_the_grid(grid: tuple[int, int]) -> None:
+    from zarr_jpeg_conformance.check_store import html
+
+    chunk_map = ChunkMap(grid)
+    figure = html._map({"map": chunk_map.to_json(), "path": "/a", "sharded": False})
+    width = int(re.search(r'<svg [^>]*width="(\d+)"', figure).group(1))  # type: ignore[union-attr]
+    assert chunk_map.cells.shape[1] * 2 <= width <= html.MAP_WIDTH, (grid, width)
+
+
+def test_a_header_seen_before_is_recognized_only_when_the_stream_starts_with_it(stores: tuple[Path, Path, list[Fault]]) -> None:
+    """header_extent against a walk of each stream's segments, headers of different lengths in turn."""
+    from zarr_jpeg_conformance.check_store import chunks
+
+    faulty, _clean, _faults = stores
+    streams = [(faulty / p).read_bytes() for p in ("gray/c/0/0", "color/c/0/1/0", "color/c/2/2/0", "rgb/c/0/1/0", "gray/c/1/0")]
+    for data in streams * 2:
+        sos = data.index(b"\xff\xda")
+        assert chunks.header_extent(data) == sos + 2 + int.from_bytes(data[sos + 2 : sos + 4], "big")
+
+
+def test_a_record_carries_the_strongest_level_of_its_findings() -> None:
+    from zarr_jpeg_conformance.check_store.records import Finding
+
+    def level(*found: tuple[str, str]) -> str:
+        return record("s", "/a", "c/0", [Finding(r, o, "seen") for r, o in found])["level"]
+
+    assert level(("JPEG-Q-03", "warn"), ("JPEG-SUB-06", "warn")) == "SHOULD"
+    assert level(("JPEG-Q-03", "warn"), ("JPEG-X-16", "warn"), ("JPEG-Q-01", "fail")) == "MUST"
+    assert level(("JPEG-Q-03", "warn")) == "MAY" and level(("", "error")) == ""
+
+
+def test_header_walk_stops_at_a_second_soi_or_an_eoi() -> None:
+    from zarr_jpeg_conformance.check_store.chunks import header_extent
+
+    app0 = b"\xff\xe0\x00\x04ab"
+    for marker in (b"\xff\xd8", b"\xff\xd9"):
+        assert header_extent(b"\xff\xd8" + app0 + marker + b"\x00\x04\xff\xda\x00\x02") is None
+
+
+def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import zarr_jpeg_conformance.check_store.__main__ as cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    clock = [100.0]
+    monkeypatch.setattr(cli.time, "perf_counter", lambda: clock[0])
+    stream = Terminal()
+    progress = Progress(stream, every=10.0)
+    progress.total = 100
+    for now, drawn in ((100.15, 1), (100.2, 1), (100.3, 2)):
+        clock[0] = now
+        progress.update({"positions": 10, "records": []}, None)  # type: ignore[arg-type]
+        assert stream.getvalue().count("\r") == drawn, (now, stream.getvalue())
+    assert not stream.getvalue().endswith("\n")
+    progress.close()
+    assert stream.getvalue().endswith("\n")  # the shell's prompt starts on a line of its own
 
 
 # ------------------------------------------------------------------ the page, in a browser

@@ -74,6 +74,7 @@ def test_mapping_round_trips_every_configuration_imagecodecs_can_say(case: Any) 
     [
         ({}, {"quality": 95, "encoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}),
         ({"level": 0}, {"quality": 1, "encoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}),
+        ({"level": 120}, {"quality": 100, "encoded_color_space": "ycbcr", "subsampling": [[2, 2], [1, 1], [1, 1]]}),
         ({"level": 80, "colorspace_data": "RGB", "colorspace_jpeg": "YCbCr", "subsampling": "422"},
          {"quality": 80, "encoded_color_space": "ycbcr", "subsampling": [[2, 1], [1, 1], [1, 1]]}),
         ({"level": 80, "colorspace_data": "YCbCr", "colorspace_jpeg": "YCbCr", "subsampling": "444", "optimize": True},
@@ -91,8 +92,9 @@ def test_migration_writes_the_jpeg_codec_object(configuration: dict[str, Any], w
 @pytest.mark.parametrize(
     "configuration",
     [{"tables": "/9j/2wBDAA=="}, {"header": "/9j/"}, {"lossless": True}, {"bitspersample": 12},
-     {"colorspace_jpeg": "CMYK", "colorspace_data": "CMYK"}, {"subsampling": "410"}],
-    ids=["tables", "header", "lossless", "12-bit", "cmyk", "subsampling-410"],
+     {"colorspace_jpeg": "CMYK", "colorspace_data": "CMYK"}, {"colorspace_jpeg": "CMYK"},
+     {"colorspace_jpeg": "YCbCr", "colorspace_data": "CMYK"}, {"subsampling": "410"}],
+    ids=["tables", "header", "lossless", "12-bit", "cmyk", "cmyk-stored", "cmyk-data", "subsampling-410"],
 )
 def test_migration_refuses_what_jpeg_cannot_describe(configuration: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="imagecodecs_jpeg"):

@@ -12,11 +12,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -135,11 +137,75 @@ def test_protocol_violations_kill_the_harness() -> None:
     with pytest.raises(HarnessProtocolError, match="not JSON"):
         ExecAdapter([sys.executable, "-c", liar], timeout=10)
     wrong_seq = 'import sys; sys.stdin.readline(); print(\'{"seq": 99, "status": "ok"}\'); sys.stdout.flush(); sys.stdin.readline()'
-    with pytest.raises(AdapterLoadError, match="seq"):
+    # The message, not the command line it echoes (which holds "seq" too), names the wrong seq.
+    with pytest.raises(AdapterLoadError, match=r"reply to start \(seq 1\) has seq 99"):
         load_adapter(f"exec:{sys.executable} -c {json.dumps(wrong_seq)}")
     silent_exit = "import sys; sys.stderr.write('no node here\\n'); sys.exit(3)"
     with pytest.raises(HarnessCrashed, match=r"exited with code 3 before replying to start[\s\S]*no node here"):
         ExecAdapter([sys.executable, "-c", silent_exit], timeout=10)
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    ('{"seq": true, "status": "ok", "protocol": 1, "name": "x", "version": "0", "roles": ["decode"], "versions": {}}',
+     r"reply to start \(seq 1\) has seq True"),  # a bool is no seq, though True == 1
+    ('{"seq": 1, "status": "ok", "protocol": 1, "version": "0", "roles": ["decode"], "versions": {}}', "start reply has no name"),
+], ids=["bool-seq", "no-name"])
+def test_a_start_reply_that_breaks_the_protocol_is_refused(reply: str, message: str) -> None:
+    harness = f"import sys; sys.stdin.readline(); print({reply!r}); sys.stdout.flush(); sys.stdin.readline()"
+    with pytest.raises(HarnessProtocolError, match=message):
+        ExecAdapter([sys.executable, "-c", harness], timeout=10)
+
+
+@pytest.mark.parametrize("seconds", [[True, 0.5], [-1.0, 0.5], ["0.1", 0.5], [0.5]], ids=["bool", "negative", "text", "too-few"])
+def test_a_bench_reply_whose_seconds_are_not_durations_is_refused(seconds: list[Any]) -> None:
+    harness = (
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    req = json.loads(line)\n"
+        "    reply = {'start': {'status': 'ok', 'protocol': 1, 'name': 'b', 'version': '0', 'roles': ['decode'],"
+        " 'versions': {}}, 'parse': {'status': 'ok', 'handle': 'h'},"
+        f" 'bench': {{'status': 'ok', 'seconds': {seconds!r}}}}}.get(req['op'], {{'status': 'ok'}})\n"
+        "    print(json.dumps({**reply, 'seq': req['seq']}), flush=True)\n"
+    )
+    with ExecAdapter([sys.executable, "-c", harness], timeout=10) as adapter:
+        parsed = adapter.parse(GRAY)
+        with pytest.raises(HarnessProtocolError, match=r"bench reply: 'seconds' must be 2 durations"):
+            adapter.bench(parsed, "decode", 2, b"\xff\xd8\xff\xd9", (8, 8))
+
+
+def test_a_reply_with_the_seq_of_a_request_not_sent_yet_is_refused() -> None:
+    """After a right start, a parse reply numbered for a later request is no reply to this parse."""
+    ahead = (
+        "import json, sys\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'seq': req['seq'], 'status': 'ok', 'protocol': 1, 'name': 'ahead', 'version': '0',"
+        " 'roles': ['decode'], 'versions': {}}), flush=True)\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'seq': req['seq'] + 5, 'status': 'ok', 'handle': 'h'}), flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    adapter = ExecAdapter([sys.executable, "-c", ahead], timeout=10)
+    with pytest.raises(HarnessProtocolError, match=r"reply to parse \(seq 2\) has seq 7"):
+        adapter.parse(GRAY)
+
+
+def test_a_harness_left_open_is_sent_stop_when_the_client_exits(tmp_path: Path) -> None:
+    """A caller that never closes its adapter: at exit the harness still gets ``stop`` (not only end of input)."""
+    harness = (
+        "import json, sys\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'seq': req['seq'], 'status': 'ok', 'protocol': 1, 'name': 'h', 'version': '0',"
+        " 'roles': ['decode'], 'versions': {}}), flush=True)\n"
+        "line = sys.stdin.readline()\n"
+        f"open({str(tmp_path / 'last')!r}, 'w').write(line)\n"
+        "if line:\n"
+        "    print(json.dumps({'seq': json.loads(line)['seq'], 'status': 'ok'}), flush=True)\n"
+    )
+    client = ("import sys\nfrom zarr_jpeg_conformance.adapters.remote import ExecAdapter\n"
+              f"adapter = ExecAdapter([sys.executable, '-c', {harness!r}], timeout=10)\n")
+    done = subprocess.run([sys.executable, "-c", client], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "last").read_text())["op"] == "stop"
 
 
 def test_stderr_is_drained_and_capped() -> None:

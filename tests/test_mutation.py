@@ -149,6 +149,61 @@ def test_a_survivor_is_reported_with_where_what_and_the_tests_that_ran() -> None
     assert mutate.summary([killed, listed], 1.0, io.StringIO()) == 0
 
 
+def test_the_ci_sample_is_drawn_by_key_so_an_edit_elsewhere_does_not_redraw_it(mutants: list[Mutant]) -> None:
+    """Issue 28: dropping quality 1 from the bitstream suite's qualities redrew the whole sample (the draw took
+    positions in the population); drawn by the keys' ranks, only a new mutant that ranks lower can enter it."""
+    sample = {m.key for m in mutate.choose(mutants, {}, SAMPLE, SEED)}
+    edited = "suites/test_bitstream.py"
+    source = (ROOT / edited).read_bytes()
+    assert b"QUALITIES = [1, 50, 90, 100]" in source
+    after = mutants_of(source.replace(b"QUALITIES = [1, 50, 90, 100]", b"QUALITIES = [50, 90, 100]"), edited, mutate.requirement_ids())
+    population = [m for m in mutants if m.path != edited] + after
+    assert len(population) < len(mutants)
+    redrawn = {m.key for m in mutate.choose(population, {}, SAMPLE, SEED)}
+    removed = {m.key for m in mutants if m.path == edited} - {m.key for m in after}
+    assert sample - removed <= redrawn and len(redrawn) == SAMPLE
+    # A module with no mutant in the sample loses half its mutants, or gains some: nothing else is redrawn.
+    drawn = {m.path for m in mutants if m.key in sample}
+    other = next(p for p in sorted({m.path for m in mutants}) if p not in drawn)
+    fewer = [m for i, m in enumerate(mutants) if m.path != other or i % 2]
+    assert {m.key for m in mutate.choose(fewer, {}, SAMPLE, SEED)} == sample
+    extra = [Mutant(other, "f", "number", f"{n}", f"{n + 1}", 1, 0, 1, "0") for n in range(200)]
+    grown = {m.key for m in mutate.choose(mutants + extra, {}, SAMPLE, SEED)}
+    entered = grown - sample
+    assert entered <= {m.key for m in extra} and grown - entered <= sample and len(grown) == SAMPLE
+
+
+def test_a_survivor_new_to_the_recorded_sample_is_reported_as_new(tmp_path: Path) -> None:
+    old = mutants_of(b"def f(a):\n    return a > 1\n", "core/x.py", [])
+    new = mutants_of(b"def f(a):\n    return a > 1\n\n\ndef g(b):\n    return b < 2\n", "core/x.py", [])
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text("def f(a):\n    return a > 1\n\n\ndef g(b):\n    return b < 2\n")
+    mutate.record_sample(tmp_path, old, len(old), 5)
+    assert mutate.recorded_sample(tmp_path, len(old), 5) == {m.key for m in old}
+    assert mutate.recorded_sample(tmp_path, len(old), 6) is None  # another draw: nothing to compare with
+    survivors = mutate.run(tmp_path, new, mutate.Selector(tmp_path, {"functions": {}, "durations": {}}), {}, jobs=1,
+                           budget=None, baseline="none", out=io.StringIO(), recorded={m.key for m in old})
+    notes = {r.mutant.key: r.notes for r in survivors}
+    assert all(not any(n.startswith("new:") for n in notes[m.key]) for m in old)
+    fresh = [k for k in notes if k.startswith("core/x.py::g::")]
+    assert fresh and all(any(n.startswith("new:") for n in notes[k]) for k in fresh)
+    out = io.StringIO()
+    mutate.summary([mutate.Result(r.mutant, [], status="no tests", notes=r.notes) for r in survivors], 1.0, out)
+    assert "note: new: not in the recorded sample" in out.getvalue()
+
+
+def test_the_recorded_sample_is_the_current_draw_or_grew_by_new_mutants(mutants: list[Mutant]) -> None:
+    """tests/mutation-sample.json holds the CI sample's keys; a key it lists that is no longer drawn means the
+    draw changed for old mutants (rerun `mutate sample --sample 12 --seed 18` if that was meant)."""
+    recorded = mutate.recorded_sample(ROOT, SAMPLE, SEED)
+    assert recorded is not None, f"{mutate.SAMPLE_FILE} records no sample of {SAMPLE} with seed {SEED}"
+    drawn = {m.key for m in mutate.choose(mutants, mutate.load_equivalents(ROOT), SAMPLE, SEED)}
+    gone = recorded - drawn
+    assert all(k not in {m.key for m in mutants} or k in mutate.load_equivalents(ROOT) or any(
+        mutate.rank(n, SEED) < mutate.rank(k, SEED) for n in drawn - recorded) for k in gone), gone
+
+
 def test_the_sample_of_mutants_is_killed() -> None:
     """The CI sample: every drawn mutant of the checks that ran is killed by a meta-test (or listed as equivalent)."""
     command = ["--sample", str(SAMPLE), "--seed", str(SEED), "--budget", str(BUDGET)]

@@ -885,3 +885,48 @@ def test_every_kind_of_case_a_run_writes_is_known() -> None:
                  "twins.invalid_case_has_a_valid_twin_one_place_away[config.quality.zero]"):
         assert known_case(case), case
     assert not known_case("store.nosuch") and not known_case("nosuch.case")
+
+
+# ---------------------------------------------------------------- verdicts the mutation search of issue 28 broke
+
+
+def test_a_row_whose_only_bad_cases_time_out_does_not_conform() -> None:
+    """A case that timed out did not hold: a row with nothing worse is no "meets every MUST tested"."""
+    impls = [_impl("slow")]
+    results = [_result("slow", "stream.reference.a", "pass", ("JPEG-DEC-01",)),
+               _result("slow", "stream.reference.b", "timeout", ("JPEG-DEC-01",), "timeout: no reply within 10 s")]
+    m = model.build(results, implementations=impls)
+    (slow,) = impls
+    assert wording.verdict(m, slow) == "does not conform: 1 timeout"
+    assert wording.short_verdict(m, slow) == "does not conform"
+    assert [c.case for c in m.must_failures("slow")] == ["stream.reference.b"]
+    assert m.cells["slow"]["JPEG-DEC-01"].outcome == "timeout"
+
+
+@pytest.mark.parametrize("code", [2, 3, 4, 5, -9])
+def test_a_pytest_run_that_went_wrong_is_flagged_incomplete(code: int) -> None:
+    """pytest exits 0 (all passed) or 1 (some failed) after a whole run; any other code means cases are missing."""
+    ran = [_result("x", "stream.reference.a", "pass", ("JPEG-DEC-01",))]
+    for normal in (0, 1):
+        impl = replace(_impl("x"), run={"returncode": normal, "seconds": 2.0})
+        assert impl.run_problem == ""
+        assert wording.verdict(model.build(ran, implementations=[impl]), impl) == "meets every MUST tested"
+    impl = replace(_impl("x"), run={"returncode": code, "seconds": 2.0})
+    assert impl.run_problem and ("code" in impl.run_problem or "signal" in impl.run_problem), impl.run_problem
+    m = model.build(ran, implementations=[impl])
+    assert wording.verdict(m, impl) == "run incomplete; so far meets every MUST tested"
+    assert wording.short_verdict(m, impl) == "run incomplete; so far meets every MUST tested"
+
+
+def test_compare_names_a_requirement_cell_that_disappeared(matrix: model.Matrix) -> None:
+    """A cell gone from a row or a parser (its cases now rest on other requirements) is a change, not "No changes"."""
+    old = model.to_json(matrix)
+    for place, rid in (("row", "JPEG-X-05"), ("parser", "JPEG-Q-01")):
+        new = json.loads(json.dumps(old))
+        cells = new["cells"]["alpha"] if place == "row" else new["parsers"][0]["cells"]
+        gone = cells.pop(rid)
+        text = compare.compare(old, new)
+        assert "No changes" not in text, place
+        assert f"| {rid} | {gone['outcome']} | not tested |" in text, text
+        # and the reverse: a cell that appeared
+        assert f"| {rid} | not tested | {gone['outcome']} |" in compare.compare(new, old)

@@ -37,6 +37,13 @@ FAULTS = [
     Fault("IgnoresQuality", "test_roundtrip.py", "quality_sweep", "fail", "JPEG-Q-02"),
     # Ends of the sweep right, one step down in fidelity and size: a SHOULD NOT (JPEG-X-16), not JPEG-Q-02.
     Fault("NonMonotoneStep", "test_roundtrip.py", "quality_sweep and gray", "warn", "JPEG-X-16"),
+    # One step down in fidelity, up in size: X-16 needs both to hold, not either (issue 28's mutants).
+    Fault("wrong_adapters_mutation:LosesFidelityGrowsInSize", "test_roundtrip.py", "quality_sweep and gray", "warn", "JPEG-X-16"),
+    # Quality ignored, the size grown by padding: JPEG-Q-02 needs more fidelity and more bytes, not either.
+    Fault("wrong_adapters_mutation:IgnoresQualityButPads", "test_roundtrip.py", "quality_sweep and gray", "fail", "JPEG-Q-02"),
+    # Streams whose two colour-space rules disagree: a JFIF decoder reads YCbCr, the spec's rule does not.
+    Fault("wrong_adapters_mutation:YcbcrWithApp14Rgb", "test_bitstream.py", "ycbcr-420", "fail", "JPEG-ECS-04"),
+    Fault("wrong_adapters_mutation:YcbcrWithUnknownTransform", "test_bitstream.py", "ycbcr-420", "fail", "JPEG-ECS-04"),
     Fault("CastsDtype", "test_chunks.py", "dtype", "fail", "JPEG-DT-01"),
     Fault("AnyShape", "test_chunks.py", "shape", "fail", "JPEG-SHP-01"),
     Fault("ConvertsRgb", "test_colorspace.py", "rgb", "fail", "JPEG-ECS-05"),
@@ -114,7 +121,8 @@ def _run(pytester: pytest.Pytester, impl: str, suite: str, select: str) -> list[
 @pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f"{f.adapter}-{f.suite.removesuffix('.py')}")
 def test_wrong_adapter_is_caught(pytester: pytest.Pytester, fault: Fault) -> None:
     """The wrong adapter gets the expected outcome on at least one case, citing the broken requirement."""
-    records = _run(pytester, f"{fault.module}:{fault.adapter}", fault.suite, fault.select)
+    impl = fault.adapter if ":" in fault.adapter else f"{fault.module}:{fault.adapter}"
+    records = _run(pytester, impl, fault.suite, fault.select)
     assert records, f"no case ran for {fault}"
     hits = [r for r in records if r["outcome"] == fault.outcome and fault.requirement in r["message"]]
     outcomes = sorted({(r["case"], r["outcome"]) for r in records if r["outcome"] != "pass"})

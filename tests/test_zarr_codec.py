@@ -300,7 +300,8 @@ def test_the_early_check_is_the_evolve_hook_and_judges_its_spec() -> None:
     config = parse_codec(YCBCR_420)
     check_spec(config, np.dtype("uint8"), 3)  # (H, W, 3) uint8: fine
     for dtype, ndim, requirement in [("float32", 3, "JPEG-DT-01"), ("uint8", 1, "JPEG-SHP-01"),
-                                     ("uint8", 5, "JPEG-SHP-06"), ("uint8", 2, "JPEG-CFG-02")]:
+                                     ("uint8", 4, "JPEG-SHP-06"), ("uint8", 5, "JPEG-SHP-06"),
+                                     ("uint8", 2, "JPEG-CFG-02")]:
         with pytest.raises(ChunkError) as exc:
             check_spec(config, np.dtype(dtype), ndim)
         assert exc.value.requirement == requirement

@@ -22,8 +22,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The packages whose code is mutated: the spec's logic, the judging code, the suites.
-TARGETS = ("core", "judging", "suites")
+#: The packages whose code is mutated: the spec's logic, the judging code, the suites, the report,
+#: the store checker, the adapters (the ``exec:`` client among them), the harness protocol, the zarr codec.
+TARGETS = ("core", "judging", "suites", "report", "check_store", "adapters", "protocol", "zarrcodecs")
 
 OPERATORS = {
     "compare": "comparison relaxed at its boundary (< and <=, > and >=) or flipped (== and !=, in and not in, is and is not)",
@@ -331,20 +332,37 @@ def _next_id(value: str, ids: list[str]) -> str:
     return next((i for i in ids if i > value), ids[0])
 
 
+def _statements(tree: ast.Module, offsets: _Offsets) -> list[tuple[int, int]]:
+    """Byte spans of the module's top-level statements, decorators included."""
+    spans = []
+    for node in tree.body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        spans.append((offsets.starts[first - 1], offsets.span(node)[1]))
+    return spans
+
+
 def mutants_of(source: bytes, path: str, requirement_ids: list[str]) -> list[Mutant]:
-    """Every mutant of one module that compiles and changes its AST, with stable keys."""
+    """Every mutant of one module that parses and changes its AST, with stable keys.
+
+    Each is parsed within its top-level statement only (an edit inside one statement cannot
+    make another fail to parse): parsing the whole module again per mutant cost minutes.
+    """
     tree = ast.parse(source)
     collector = _Collector(path, source, requirement_ids)
     collector.visit(tree)
-    original = ast.dump(tree)
+    spans = _statements(tree, collector.offsets)
+    originals: dict[tuple[int, int], str] = {}
     seen: dict[str, int] = {}
     out: list[Mutant] = []
     for m in collector.found:
+        a, b = next(span for span in spans if span[0] <= m.start and m.end <= span[1])
+        if (a, b) not in originals:
+            originals[(a, b)] = ast.dump(ast.parse(source[a:b]))
         try:
-            changed = ast.dump(ast.parse(m.apply(source)))
+            changed = ast.dump(ast.parse(source[a : m.start] + m.replacement.encode() + source[m.end : b]))
         except SyntaxError:
             continue
-        if changed == original:
+        if changed == originals[(a, b)]:
             continue
         base = Mutant(**{**m.__dict__, "occurrence": 1}).key
         seen[base] = seen.get(base, 0) + 1

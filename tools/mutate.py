@@ -5,8 +5,10 @@
     python -m zarr_jpeg_conformance.tools.mutate --only core/markers.py
     python -m zarr_jpeg_conformance.tools.mutate list                  # the mutants, with their keys
     python -m zarr_jpeg_conformance.tools.mutate map                   # remeasure tests/mutation-map.json
+    python -m zarr_jpeg_conformance.tools.mutate sample --sample 12 --seed 18  # record the CI sample's keys
 
-Every mutant of ``suites/``, ``core/`` and ``judging/`` (``tools.mutants``) is applied, one
+Every mutant of ``suites/``, ``core/``, ``judging/``, ``report/``, ``check_store/``, ``adapters/``,
+``protocol/`` and ``zarrcodecs/`` (``tools.mutants.TARGETS``) is applied, one
 at a time, to a private copy of the package, and only the meta-tests that execute the
 mutated function (``tests/mutation-map.json``, measured by coverage) are run against it,
 cheapest first, stopping at the first failure. A mutant is *killed* when a test fails
@@ -25,7 +27,6 @@ import hashlib
 import json
 import os
 import queue
-import random
 import shutil
 import signal
 import subprocess
@@ -43,8 +44,11 @@ from .mutants import Mutant, all_mutants, function_names, names_bound, referenci
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS_FILE = "tests/mutation-equivalents.json"
+SAMPLE_FILE = "tests/mutation-sample.json"
 #: Test files that run none of the package's code (mypy and ruff; a wheel build): not measured.
 NOT_MAPPED = ("test_wheel.py", "test_static.py")
+#: Tests that run the package only in copies (the CI sample of mutants): not measured either.
+NOT_MAPPED_TESTS = ("tests/test_mutation.py::test_the_sample_of_mutants_is_killed",)
 #: Per mutant: this many times the measured duration of its tests, plus the start-up.
 TIMEOUT_FACTOR = 4.0
 TIMEOUT_BASE = 30.0
@@ -188,10 +192,14 @@ class Worker:
         self.copy = _copy(root, scratch / f"w{index}")
         self.logs = scratch / f"logs{index}"
         self.logs.mkdir()
+        (scratch / f"tmp{index}").mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
         env.update(PYTHONPATH=os.pathsep.join([str(self.copy.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                    PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   MUTATION_ROOT=str(self.copy))
+                   MUTATION_ROOT=str(self.copy),
+                   # pytest's temporary folders of its own: its clean-up of the shared ones (other sessions'
+                   # garbage) must not fail a run, which would read as a kill.
+                   PYTEST_DEBUG_TEMPROOT=str(scratch / f"tmp{index}"))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "zarr_jpeg_conformance.tools.mutation_worker"],
             cwd=self.copy, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -220,12 +228,42 @@ class Worker:
             self.proc.kill()
 
 
+def rank(key: str, seed: int) -> str:
+    """A mutant's place in the draw of ``seed``: a hash of its key, so that it does not depend on the others."""
+    return hashlib.sha256(f"{seed}\0{key}".encode()).hexdigest()
+
+
 def choose(mutants: list[Mutant], equivalents: dict[str, str], sample: int | None, seed: int) -> list[Mutant]:
-    population = sorted((m for m in mutants if m.key not in equivalents), key=lambda m: m.key)
+    """Every mutant, or the ``sample`` non-equivalent ones whose keys rank lowest for ``seed``.
+
+    Drawn by key, not by position in the population: an edit that adds or removes mutants
+    elsewhere leaves the sample as it is; only a new mutant that ranks lower enters it
+    (reported as new, see :func:`recorded_sample`), pushing out the highest.
+    """
     if sample is None:
         return sorted(mutants, key=lambda m: (m.path, m.start, m.key))
-    chosen = random.Random(seed).sample(population, min(sample, len(population)))
+    population = [m for m in mutants if m.key not in equivalents]
+    chosen = sorted(population, key=lambda m: rank(m.key, seed))[:sample]
     return sorted(chosen, key=lambda m: (m.path, m.start, m.key))
+
+
+def recorded_sample(root: Path, sample: int, seed: int) -> set[str] | None:
+    """The keys of the sample of this size and seed when ``tests/mutation-sample.json`` was written, if it was."""
+    path = root / SAMPLE_FILE
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return set(doc["keys"]) if (doc["sample"], doc["seed"]) == (sample, seed) else None
+
+
+def record_sample(root: Path, chosen: list[Mutant], sample: int, seed: int) -> Path:
+    path = root / SAMPLE_FILE
+    doc = {"about": "The keys of the mutants the CI sample draws (python -m zarr_jpeg_conformance.tools.mutate sample "
+                    "--sample N --seed S writes it). A survivor of the sample whose key is not here is new: code added "
+                    "since, whose check no meta-test proves.",
+           "sample": sample, "seed": seed, "keys": sorted(m.key for m in chosen)}
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def _fingerprint(source: bytes, tests: list[str]) -> str:
@@ -246,7 +284,8 @@ def _earlier(path: Path | None) -> dict[str, dict[str, Any]]:
 
 
 def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[str, str], jobs: int,
-        budget: float | None, baseline: str, out: Any, results_file: Path | None = None) -> list[Result]:
+        budget: float | None, baseline: str, out: Any, results_file: Path | None = None,
+        recorded: set[str] | None = None) -> list[Result]:
     """Run every chosen mutant; ``baseline`` ("all", "control" or "none") first runs tests without any mutant.
 
     "all" runs every selected test; "control" only those of the cheapest mutant, which
@@ -255,7 +294,8 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
     only when all of those are through do the survivors meet the rest, so a run stopped
     early (``budget``) has still tried every mutant. With ``results_file`` each result is
     appended as it comes, and a result already there for the same module source and the
-    same tests is reused: a long run can be stopped and taken up again.
+    same tests is reused: a long run can be stopped and taken up again. ``recorded``: the keys of
+    the sample as it was recorded; a mutant not among them is noted as new.
     """
     # Read once: an edit of the checkout during a long run must not shift the mutants' byte spans.
     sources = {m.path: (root / m.path).read_bytes() for m in chosen}
@@ -263,6 +303,8 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
     results = []
     for m in chosen:
         tests, notes = selector.tests(m)
+        if recorded is not None and m.key not in recorded:
+            notes = [*notes, f"new: not in the recorded sample ({SAMPLE_FILE}), so code added or changed since"]
         r = Result(m, tests, notes=notes, equivalent=equivalents.get(m.key))
         r.fingerprint = _fingerprint(sources[m.path], tests)
         if not tests:
@@ -281,7 +323,8 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
     lock = threading.Lock()
     stopping = threading.Event()
     done = [0]
-    workers = [Worker(root, scratch, i) for i in range(max(1, jobs))]
+    # Nothing to run (every mutant reused from the results file, or without tests): no worker is started.
+    workers = [Worker(root, scratch, i) for i in range(max(1, jobs))] if not first.empty() or not rest.empty() else []
     sink = results_file.open("a", encoding="utf-8") if results_file else None
     try:
         with_tests = [r for r in results if r.tests]
@@ -342,7 +385,8 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
                     if r.status == "pending":
                         continue
                     done[0] += 1
-                    mark = "" if r.status != "survived" else "  SURVIVED" if not r.equivalent else "  (equivalent)"
+                    new = " (new)" if any(n.startswith("new:") for n in r.notes) else ""
+                    mark = "" if r.status != "survived" else f"  SURVIVED{new}" if not r.equivalent else "  (equivalent)"
                     print(f"[{done[0]}] {r.status:8} {r.seconds:6.1f}s {m.describe()}{mark}", file=out, flush=True)
 
         threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
@@ -400,7 +444,7 @@ def summary(results: list[Result], seconds: float, out: Any) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.tools.mutate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", nargs="?", choices=["run", "list", "map"], default="run")
+    parser.add_argument("command", nargs="?", choices=["run", "list", "map", "sample"], default="run")
     parser.add_argument("tests", nargs="*", help="map: measure only these test files and merge them into the table")
     parser.add_argument("--sample", type=int, help="run this many mutants, drawn with --seed")
     parser.add_argument("--seed", type=int, default=0)
@@ -415,9 +459,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
     if args.command == "map":
-        table = mutation_map.build(ROOT, args.tests or ["tests", *(f"--ignore=tests/{f}" for f in NOT_MAPPED)])
-        if args.tests:
-            table = mutation_map.merge(mutation_map.load(ROOT), table, args.tests)
+        everything = ["tests", *(f"--ignore=tests/{f}" for f in NOT_MAPPED), *(f"--deselect={t}" for t in NOT_MAPPED_TESTS)]
+        table = mutation_map.build(ROOT, args.tests or everything)
+        old = mutation_map.load(ROOT)
+        table = mutation_map.merge(old, table, args.tests) if args.tests else mutation_map.keep_skipped(old, table)
         print(f"wrote {mutation_map.write(ROOT, table)}: {len(table['functions'])} functions, "
               f"{len(table['durations'])} tests, in {time.monotonic() - started:.0f} s; not passing: {table['not_passing']}")
         return 0
@@ -431,10 +476,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.where}\t{m.key}")
         print(f"{len(chosen)} mutants")
         return 0
+    if args.command == "sample":
+        if args.sample is None or args.only:
+            parser.error("sample records the draw of --sample N --seed S over every mutant (no --only)")
+        print(f"wrote {record_sample(ROOT, chosen, args.sample, args.seed)}: {len(chosen)} keys")
+        return 0
     selector = Selector(ROOT, mutation_map.load(ROOT))
+    recorded = recorded_sample(ROOT, args.sample, args.seed) if args.sample is not None and not args.only else None
     results = run(ROOT, chosen, selector, equivalents, args.jobs, args.budget,
                   baseline="none" if args.no_baseline else "control" if args.sample is not None else "all", out=sys.stdout,
-                  results_file=args.results)
+                  results_file=args.results, recorded=recorded)
     return 1 if summary(results, time.monotonic() - started, sys.stdout) else 0
 
 

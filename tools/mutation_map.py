@@ -5,7 +5,7 @@
 runs ``tests/`` once under coverage, with the test's node ID as coverage context, in this
 process and in every Python subprocess the tests start (``pytester.runpytest_subprocess``,
 ``--isolate``, harness servers), and writes ``tests/mutation-map.json``: for every function
-of ``core/``, ``judging/`` and ``suites/`` (``file::qualname``), the tests that executed a
+of the mutated packages (``tools.mutants.TARGETS``, ``file::qualname``), the tests that executed a
 line of it, and for every test its duration. A parametrized test whose every case ran a
 function is listed once, by its function's node ID. ``mutate map tests/test_x.py``
 measures only the tests given and replaces theirs in the table. Tests that did not pass are left out (a mutant cannot be
@@ -40,6 +40,7 @@ class _Contexts:
         self.cov = cov
         self.durations: dict[str, float] = defaultdict(float)
         self.failed: set[str] = set()
+        self.skipped: set[str] = set()
         self.items: list[str] = []
 
     def pytest_collection_finish(self, session: Any) -> None:
@@ -63,6 +64,8 @@ class _Contexts:
         self.durations[report.nodeid] += report.duration
         if report.failed or (report.when == "call" and report.skipped):
             self.failed.add(report.nodeid)
+        if report.skipped:
+            self.skipped.add(report.nodeid)
 
 
 def measure(root: Path, pytest_args: list[str]) -> tuple[dict[str, dict[int, set[str]]], _Contexts]:
@@ -76,6 +79,8 @@ def measure(root: Path, pytest_args: list[str]) -> tuple[dict[str, dict[int, set
         source=[str(root / t) for t in TARGETS],
     )
     plugin = _Contexts(cov)
+    # Temporary folders of its own: pytest's clean-up of the shared ones (other sessions' garbage) must not end the run.
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = str(workdir)
     cov.start()
     try:
         pytest.main([*pytest_args, "-p", "no:cacheprovider", "-q"], plugins=[plugin])
@@ -139,9 +144,28 @@ def build(root: Path, pytest_args: list[str] | None = None) -> dict[str, Any]:
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
         "measured_in_seconds": round(time.monotonic() - started),
         "not_passing": sorted(plugin.failed & set(plugin.items)),
+        "skipped": sorted(plugin.skipped & set(plugin.items)),
         "durations": durations,
         "functions": mapped,
     }
+
+
+def keep_skipped(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with what ``old`` knew of the tests skipped in ``new`` (a harness or backend not installed
+    here): their coverage was measured where they ran, and a mutant can still be run against them there."""
+    skipped = set(new.get("skipped", []))
+
+    def was_skipped(test: str) -> bool:
+        return test in skipped or any(s.startswith(test + "[") for s in skipped)
+
+    kept = {t for tests in old["functions"].values() for t in tests if t not in new["durations"] and was_skipped(t)}
+    functions: dict[str, set[str]] = defaultdict(set)
+    for key, tests in new["functions"].items():
+        functions[key] |= set(tests)
+    for key, tests in old["functions"].items():
+        functions[key] |= kept & set(tests)
+    return {**new, "durations": new["durations"] | {t: old["durations"].get(t, 1.0) for t in kept},
+            "functions": {k: sorted(v) for k, v in sorted(functions.items())}}
 
 
 def _ranges(numbers: list[int]) -> str:
@@ -169,7 +193,7 @@ def write(root: Path, table: dict[str, Any]) -> Path:
     path = root / MAP_FILE
     tests = sorted({t for ids in table["functions"].values() for t in ids})
     index = {t: i for i, t in enumerate(tests)}
-    head = {k: v for k, v in table.items() if k not in ("functions", "durations")}
+    head = {k: v for k, v in table.items() if k not in ("functions", "durations", "skipped")}
     text = json.dumps(head, indent=2)[:-2] + ',\n  "tests": [\n'
     text += ",\n".join(f"    [{json.dumps(t)}, {table['durations'].get(t, 1.0)}]" for t in tests)
     text += '\n  ],\n  "functions": {\n'
