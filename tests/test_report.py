@@ -897,7 +897,7 @@ def test_a_row_whose_only_bad_cases_time_out_does_not_conform() -> None:
                _result("slow", "stream.reference.b", "timeout", ("JPEG-DEC-01",), "timeout: no reply within 10 s")]
     m = model.build(results, implementations=impls)
     (slow,) = impls
-    assert wording.verdict(m, slow) == "does not conform: 1 timeout"
+    assert wording.verdict(m, slow) == "1 root finding (timeout (JPEG-DEC-01)); does not conform: 1 timeout"
     assert wording.short_verdict(m, slow) == "does not conform"
     assert [c.case for c in m.must_failures("slow")] == ["stream.reference.b"]
     assert m.cells["slow"]["JPEG-DEC-01"].outcome == "timeout"
