@@ -49,7 +49,7 @@ def test_the_mutants_issue_18_found_by_hand_are_made(mutants: list[Mutant]) -> N
     assert any(k.startswith("core/markers.py::_parse_dht::deleted::walk.problem(") and "256" in k for k in keys)
     # A refusal of what is required let through: the hand search broke `call`, a helper no suite uses any more
     # (removed); the refusal helper the suites share is judge_refusal.
-    assert any(k.startswith("judging/checks.py::judge_refusal::deleted::judge.require(False, support.broken_by_refusal()") for k in keys)
+    assert any(k.startswith("judging/checks.py::judge_refusal::deleted::judge.require(False, requirement") for k in keys)
     assert any(k.startswith("judging/checks.py::owned::true-condition::") for k in keys)
 
 

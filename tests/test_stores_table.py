@@ -128,3 +128,14 @@ def test_zarrs_cannot_open_a_conforming_grayscale_store_written_by_zarr_python(t
         assert row["cells"][reader]["outcome"] == "refused" and "missing field `subsampling`" in row["cells"][reader]["message"]
         # ... while a store zarrs writes reads back in zarr-python with this project's codec.
         assert _row(table, reader, "gray-hw1")["cells"]["zarr-python + jpeg"]["outcome"] in ("exact", "close")
+
+
+@pytest.mark.parametrize(("flags", "built"), [([], True), (["--no-stores"], False), (["--suites", "parse"], False)])
+def test_a_report_run_builds_the_table_unless_asked_not_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          flags: list[str], built: bool) -> None:
+    """The report builds the writer x reader table after the suites, and not with --no-stores or a selection."""
+    calls: list[Path] = []
+    monkeypatch.setattr(report_main.run, "run_all", lambda specs, out, options, log: [])
+    monkeypatch.setattr(report_main.stores_table, "run_into", lambda out, log: calls.append(out))
+    report_main.main(["--out", str(tmp_path / "out"), "--impl", "pillow", "--no-throughput", *flags])
+    assert calls == ([tmp_path / "out"] if built else [])
