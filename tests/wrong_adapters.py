@@ -457,14 +457,16 @@ class RefusesOmittedSubsampling(ImagecodecsAdapter):
 class _IgnoresRule(ImagecodecsAdapter):
     """Accepts the invalid configurations that one parse rule rejects, as if the rule were not there.
 
-    ``_accepts(codec, error)`` says which of core's rejections to let through; what is accepted
-    is never used to encode (no suite encodes an invalid configuration).
+    ``rule`` says which of core's rejections to let through (with ``subsampling_given``, only
+    where ``subsampling`` is a list); what is accepted is never used to encode (no suite
+    encodes an invalid configuration).
     """
 
     rule = ""
+    subsampling_given = False
 
-    def _accepts(self, codec: Mapping[str, Any]) -> bool:
-        return True
+    def _accepts(self, cfg: Mapping[str, Any]) -> bool:
+        return not self.subsampling_given or isinstance(cfg.get("subsampling"), list)
 
     def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
         try:
@@ -503,10 +505,7 @@ class AnyColorCombination(_IgnoresRule):
 class AnyFactors(_IgnoresRule):
     """Accepts sampling factors outside 1-4, of any shape (JPEG-SUB-01)."""
 
-    name, rule = "wrong-any-factors", "JPEG-SUB-01"
-
-    def _accepts(self, cfg: Mapping[str, Any]) -> bool:
-        return isinstance(cfg.get("subsampling"), list)
+    name, rule, subsampling_given = "wrong-any-factors", "JPEG-SUB-01", True
 
 
 class SubsampledChroma(_IgnoresRule):
@@ -518,10 +517,7 @@ class SubsampledChroma(_IgnoresRule):
 class AnyDefaultSubsampling(_IgnoresRule):
     """Accepts a grayscale or rgb ``subsampling`` that differs from its default (JPEG-SUB-07)."""
 
-    name, rule = "wrong-any-default-subsampling", "JPEG-SUB-07"
-
-    def _accepts(self, cfg: Mapping[str, Any]) -> bool:
-        return isinstance(cfg.get("subsampling"), list)
+    name, rule, subsampling_given = "wrong-any-default-subsampling", "JPEG-SUB-07", True
 
 
 class _EncodesAnyway(ImagecodecsAdapter):
