@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus.cases import chunk_case_for, config_case_for
-from .verdict import Attempt, attempt
+from .verdict import Attempt, Outcome, attempt
 
 
 def key(stage: str, implementation: str, codec: Any) -> tuple[str, ...]:
@@ -178,8 +178,6 @@ def judge_twin(judge: Any, twin: Any, accepted: Callable[[], Attempt[Any]], impl
     the case ``unsupported`` instead: the implementation does not do that feature at all;
     unless ``diagnosed()`` says the twin's refusal is about something else (its own case fails).
     """
-    from .verdict import Outcome
-
     precondition, registry = ("twin", implementation, twin.id), _registry(judge)
     if precondition not in registry:
         got = accepted()
