@@ -15,7 +15,8 @@ configuration, refuse at encode.
 
 :class:`Calls` applies the model, hands the implementation a copy of every chunk (an
 encoder that changes its input cannot change what it is compared with), checks every
-stream it writes (``judging.written``) and turns every result into a plain, owned
+stream it writes (``judging.written``) and reads it back by the reference decoders
+(``judging.read_back``), and turns every result into a plain, owned
 ``numpy.ndarray`` at once (two decodes compared are never the same memory).
 """
 
@@ -31,6 +32,7 @@ import pytest
 from ..core.chunk import LIBJPEG_MAX_DIMENSION, SPEC_MAX_DIMENSION
 from ..core.config import JpegConfig, parse_codec
 from . import roots
+from .read_back import check_read_back
 from .verdict import Attempt, Outcome, attempt
 from .written import check_written
 
@@ -200,6 +202,8 @@ class Calls:
         """The stream written for a copy of ``chunk``, checked against what every stream must be."""
         data = self.write(chunk, what)
         check_written(self.judge, data, self.config, chunk.shape, what)
+        check_read_back(self.judge, data, self.config, np.asarray(chunk), what,
+                        lambda: roots.written_with_defaults(self.impl, self.codec, chunk))
         return data
 
     def write(self, chunk: np.ndarray, what: str = "encode") -> bytes:
@@ -227,14 +231,16 @@ class Calls:
         """The implementation's decode of ``data`` into ``shape``, as an owned array."""
         parsed = self.parse()
         got = attempt(self.impl.decode, parsed, bytes(data), tuple(int(n) for n in shape))
+        diagnosis = roots.decode_diagnosis(self.impl.decode, parsed, data, shape) if got.rejection is not None else None
         if not got.ok:
-            self._refusable(got, "decode", what)
+            if diagnosis is None:
+                self._refusable(got, "decode", what)
             form = f"{len(shape)}d-{shape[2] if len(shape) > 2 else 1}c"
             roots.block_or_root(self.judge, (*roots.key("decode", self.impl.name, self.codec), form), None, what, got)
         if got.error is not None:
             judge_error(self.judge, what, got)
         if got.rejection is not None:
-            judge_refusal(self.judge, self.support, "decode", what, got)
+            judge_refusal(self.judge, self.support, "decode", what, got, diagnosis)
         return owned(self.judge, got.value, shape, what)
 
     def _refusable(self, got: Attempt[Any], stage: str, what: str) -> None:

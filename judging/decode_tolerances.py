@@ -21,13 +21,16 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..core.markers import LOSSLESS_SOF, StreamInfo
+from ..core.config import JpegConfig
+from ..core.markers import LOSSLESS_SOF, StreamInfo, inspect
 from .diagnoses import FAULTS, diagnose_decode
+from .roots import DEFAULT_TAKEN_WRONG
 
 
 @dataclass(frozen=True)
@@ -155,4 +158,38 @@ def diagnose(got: np.ndarray, expected: np.ndarray, stored: str | None, decoded:
     return (FAULTS[fault].requirement, FAULTS[fault].words) if fault else None
 
 
-__all__ = ["FAMILIES", "Difference", "Tolerance", "diagnose", "difference", "family_for", "judge_decode", "outside"]
+
+
+def check_decode(judge: Any, out: np.ndarray, data: bytes, config: JpegConfig, what: str, own: str = "JPEG-DEC-01",
+                 defaults: Callable[[], np.ndarray | None] | None = None) -> None:
+    """Judge a decoder by its decode ``out`` of ``data``: within its family's slack of the stream's expected decodes.
+
+    The expected decodes are those of the stream, not the chunk it was written from: a right
+    decode of a poor stream is right, and the stream's writer is judged by its read-back
+    (``judging.read_back``). A decode outside cites the rule of the fault it looks like, else ``own``;
+    JPEG-DCS-02 where ``defaults`` (the decode with the omitted decoded_color_space written out) is right.
+    """
+    from .legal_decoders import expected_decodes
+
+    try:
+        references = expected_decodes(data, config, out.shape)
+    except (ImportError, LookupError, ValueError) as exc:  # no reference decode: the read-back said why
+        judge.metrics["decode_judged"] = f"not judged: {exc}"
+        return
+    info = inspect(data)
+    family = family_for(info)
+    ok, beyond, bounds = judge_decode(out, references, family)
+    judge.metrics.update(outside_max=beyond.max_abs, outside_mean=round(beyond.mean_abs, 3))
+    if ok:
+        return
+    found = diagnose(out, references[0], info.stored_color_space, config.decoded_color_space)
+    again = defaults() if defaults is not None else None
+    if again is not None and again.shape == out.shape and judge_decode(again, references, family)[0]:
+        found = DEFAULT_TAKEN_WRONG
+    requirement, looks = found or (own, "no classic fault explains the samples: the check's own rule is cited")
+    span = "the span of libjpeg-turbo's decode and the same with chroma repeated" if len(references) > 1 else "libjpeg-turbo's decode"
+    judge.require(False, requirement, f"{what} lies {beyond} outside {span} of the same stream, beyond the {family!r} slack "
+                  f"(max {bounds[0]}, mean {bounds[1]}): {'it looks like ' + looks if found else looks}")
+
+
+__all__ = ["FAMILIES", "Difference", "Tolerance", "check_decode", "diagnose", "difference", "family_for", "judge_decode", "outside"]

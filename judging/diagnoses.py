@@ -43,7 +43,11 @@ FAULTS: dict[str, Fault] = {
     "passthrough-converted": Fault("JPEG-DCS-03", "YCbCr input converted although decoded_color_space ycbcr asks for none"),
     "inverse-on-rgb": Fault("JPEG-ECS-12", "an inverse YCbCr transform applied to samples the stream stores untransformed"),
     "inverse-on-passthrough": Fault("JPEG-DCS-06", "the stored YCbCr converted to RGB although decoded_color_space is ycbcr"),
-    "quality-lower": Fault("JPEG-Q-02", "quality lower than asked"),
+    "ycbcr-twice": Fault("JPEG-DCS-03", "an RGB -> YCbCr conversion applied once more to the YCbCr the spec's rule gives"),
+    "passthrough-detour": Fault("JPEG-DCS-03", "the stored YCbCr converted to RGB and back (clipped to the RGB gamut) "
+                                               "although decoded_color_space ycbcr asks for no conversion"),
+    "encode-reversed": Fault("JPEG-ENC-03", "the three components written in reverse order (BGR for RGB)"),
+    "memory-order": Fault("JPEG-ENC-02", "the samples read in the chunk's memory order, not in C order"),
 }
 
 
@@ -96,65 +100,44 @@ def diagnose_decode(got: np.ndarray, expected: np.ndarray, stored: str | None, d
         if stored == "rgb":
             candidates.append(("inverse-on-rgb", lambda: color.ycbcr_to_rgb(expected)))
         elif stored == "ycbcr" and decoded == "ycbcr":
-            candidates.append(("inverse-on-passthrough", lambda: color.ycbcr_to_rgb(expected)))
+            candidates += [("inverse-on-passthrough", lambda: color.ycbcr_to_rgb(expected)),
+                           ("passthrough-detour", lambda: color.rgb_to_ycbcr(color.ycbcr_to_rgb(expected)))]
         elif stored == "ycbcr":
             candidates.append(("decode-skipped-ycbcr", lambda: color.rgb_to_ycbcr(expected)))
             if decoded == "rgb":
                 candidates.append(("studio-range", lambda: _studio_range(expected)))
+        if decoded == "ycbcr":
+            candidates.append(("ycbcr-twice", lambda: color.rgb_to_ycbcr(expected)))
         candidates.append(("reversed", lambda: expected[..., ::-1]))
     return _explains(got, expected, candidates + _geometry(expected))
 
 
-def diagnose_roundtrip(got: np.ndarray, chunk: np.ndarray, encoded: str, decoded: str) -> str | None:
-    """The fault a round trip (one implementation wrote and read) looks like, or None.
+def diagnose_encode(got: np.ndarray, chunk: np.ndarray, encoded: str, decoded: str,
+                    through: Callable[[np.ndarray], np.ndarray] | None = None, expected: np.ndarray | None = None) -> str | None:
+    """The fault an encoder's stream looks like, from the reference decode ``got`` of it and the chunk it was given.
 
-    Which side made it cannot be told from a round trip; the rule is the one the fault breaks
-    on the side where it is usually made (an encoder skipping the conversion it is asked for).
+    The decode is independent of the encoder, so every fault found here is the encoder's.
+    ``through`` writes an image with the stream's own tables and decodes it again: each
+    fault's result is compared after it (at quality 1 the tables' loss is as large as the
+    fault's), and ``expected`` is then the chunk written the same way.
     """
     candidates: list[tuple[str, Callable[[], np.ndarray]]] = []
+    if not chunk.flags.c_contiguous:
+        candidates.append(("memory-order", lambda: np.ravel(chunk, order="K").reshape(chunk.shape)))
     if _three(chunk):
         if encoded == "ycbcr" and decoded == "rgb":
-            candidates += [("encode-skipped-ycbcr", lambda: color.ycbcr_to_rgb(chunk)),
-                           ("decode-skipped-ycbcr", lambda: color.rgb_to_ycbcr(chunk))]
+            candidates.append(("encode-skipped-ycbcr", lambda: color.ycbcr_to_rgb(chunk)))
         elif encoded == "rgb":
             candidates += [("rgb-transformed", lambda: color.rgb_to_ycbcr(chunk)),
                            ("rgb-transformed", lambda: color.ycbcr_to_rgb(chunk))]
         elif decoded == "ycbcr":
-            candidates += [("passthrough-converted", lambda: color.ycbcr_to_rgb(chunk)),
-                           ("passthrough-converted", lambda: color.rgb_to_ycbcr(chunk))]
-        candidates.append(("reversed", lambda: chunk[..., ::-1]))
-    return _explains(got, chunk, candidates + _geometry(chunk))
-
-
-#: IJG's luminance quantization table (T.81 Annex K, table K.1) at quality 50: only its sum is used.
-_IJG_LUMA_SUM = sum((16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56,
-                     14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92,
-                     49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99))
-#: How far under the asked quality a stream's tables must lie to call its quality lower than asked.
-QUALITY_GAP = 10
-
-
-def table_quality(data: bytes) -> int | None:
-    """The IJG quality whose luminance table has the same sum as the stream's first table; None if it has none.
-
-    Only for naming a fault: the spec leaves quality -> tables to the encoder (JPEG-Q-03).
-    """
-    i = 2
-    while i + 4 <= len(data) and data[i] == 0xFF and data[i + 1] != 0xDA:
-        length = int.from_bytes(data[i + 2 : i + 4], "big")
-        if data[i + 1] == 0xDB and length >= 67:
-            precision = data[i + 4] >> 4
-            values = data[i + 5 : i + 5 + 64] if precision == 0 else data[i + 5 : i + 5 + 128][1::2]
-            scale = 100 * sum(values) / _IJG_LUMA_SUM
-            return max(1, min(100, round(5000 / scale) if scale > 100 else round((200 - scale) / 2)))
-        i += 2 + length
-    return None
-
-
-def diagnose_quality(data: bytes, quality: int) -> str | None:
-    """'quality-lower' where the stream's tables are those of a quality far under ``quality``."""
-    found = table_quality(data)
-    return "quality-lower" if found is not None and found < quality - QUALITY_GAP else None
+            candidates += [("passthrough-converted", lambda: color.rgb_to_ycbcr(chunk)),
+                           ("passthrough-converted", lambda: color.ycbcr_to_rgb(chunk))]
+        candidates.append(("encode-reversed", lambda: chunk[..., ::-1]))
+    candidates += _geometry(chunk)
+    if through is not None:
+        candidates = [(name, lambda make=make: through(np.ascontiguousarray(make()))) for name, make in candidates]
+    return _explains(got, chunk if expected is None else expected, candidates)
 
 
 def cite(fault: str | None, own: str) -> tuple[str, str]:
@@ -165,5 +148,4 @@ def cite(fault: str | None, own: str) -> tuple[str, str]:
     return found.requirement, f"it looks like {found.words}"
 
 
-__all__ = ["CLOSER", "FAULTS", "QUALITY_GAP", "Fault", "cite", "diagnose_decode", "diagnose_quality", "diagnose_roundtrip",
-           "table_quality"]
+__all__ = ["CLOSER", "FAULTS", "Fault", "cite", "diagnose_decode", "diagnose_encode"]

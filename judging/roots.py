@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -138,7 +138,7 @@ LARGE_SIDE = 4096
 
 def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: object, chunk: np.ndarray,
                      mcu: tuple[int, int]) -> tuple[str, str] | None:
-    """(requirement, why) of a refused valid chunk, by asking for a 16x16 chunk of the same channels.
+    """(requirement, why) of a refused valid chunk, by asking for it with its sides swapped, then for a 16x16 chunk.
 
     Where that is encoded, the refusal is about this chunk's size: beyond :data:`LARGE_SIDE`
     the limit (JPEG-DIM-02), not a whole number of MCUs (``mcu``: height, width in samples)
@@ -146,11 +146,14 @@ def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: obj
     """
     if chunk.ndim < 2:
         return None
+    height, width = chunk.shape[:2]
+    if height != width and attempt(encode, parsed, np.ascontiguousarray(chunk.swapaxes(0, 1))).ok:
+        return "JPEG-DIM-01", (f"it encodes the same chunk with height and width swapped ({width}x{height}) but refuses "
+                               f"this {height}x{width} one: the spatial axes are (H, W)")
     if chunk.ndim == 3 and chunk.shape[2] == 1 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., 0])).ok:
         return "JPEG-SHP-03", "it encodes the same samples as an (H, W) chunk but refuses them as (H, W, 1), which is grayscale too"
     if chunk.ndim == 2 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., None])).ok:
         return "JPEG-SHP-02", "it encodes the same samples as an (H, W, 1) chunk but refuses them as (H, W), which is grayscale too"
-    height, width = chunk.shape[:2]
     small = np.full((16, 16, *chunk.shape[2:]), 128, dtype=chunk.dtype)
     if (height, width) == (16, 16) or not attempt(encode, parsed, small).ok:
         return None
@@ -160,6 +163,74 @@ def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: obj
         return "JPEG-MCU-01", (f"it encodes a 16x16 chunk but refuses this {height}x{width} one, which is not a whole "
                                f"number of {mcu[0]}x{mcu[1]} MCUs: the encoder pads to the next MCU")
     return None
+
+
+def decode_diagnosis(decode: Callable[[object, bytes, tuple[int, ...]], object], parsed: object, data: bytes,
+                     shape: Sequence[int]) -> tuple[str, str] | None:
+    """(requirement, why) of a refused decode of a valid stream, by asking for it with height and width swapped.
+
+    A decoder that takes the first axis for the width refuses every stream whose sides differ
+    (the frame does not fit the chunk it thinks it was given) and decodes them into the
+    swapped shape: that is JPEG-DIM-01, whatever rule the refused case is about.
+    """
+    shape = tuple(int(n) for n in shape)
+    if len(shape) < 2 or shape[0] == shape[1]:
+        return None
+    swapped = (shape[1], shape[0], *shape[2:])
+    if attempt(decode, parsed, bytes(data), swapped).ok:
+        return "JPEG-DIM-01", (f"it decodes the same stream into {list(swapped)}, the chunk shape {list(shape)} with height "
+                               "and width swapped: the spatial axes are (H, W)")
+    return None
+
+
+def defaults_written(codec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``codec`` with an omitted ``decoded_color_space`` written out as its default (JPEG-DCS-02); None if it names one."""
+    configuration = codec.get("configuration")
+    if not isinstance(configuration, Mapping) or "decoded_color_space" in configuration:
+        return None
+    default = "grayscale" if configuration.get("encoded_color_space") == "grayscale" else "rgb"
+    return {**codec, "configuration": {**configuration, "decoded_color_space": default}}
+
+
+def written_with_defaults(impl: Any, codec: Mapping[str, Any], chunk: np.ndarray) -> bytes | None:
+    """The stream ``impl`` writes for ``chunk`` with the default decoded_color_space written out; None if none."""
+    explicit = defaults_written(codec)
+    parsed = attempt(impl.parse, explicit) if explicit is not None else None
+    if parsed is None or not parsed.ok:
+        return None
+    got = attempt(impl.encode, parsed.value, np.array(chunk, copy=True))
+    return bytes(got.value) if got.ok and isinstance(got.value, bytes | bytearray | memoryview) else None
+
+
+def decoded_with_defaults(impl: Any, codec: Mapping[str, Any], data: bytes, shape: Sequence[int]) -> np.ndarray | None:
+    """``impl``'s decode of ``data`` with the default decoded_color_space written out; None if none."""
+    explicit = defaults_written(codec)
+    parsed = attempt(impl.parse, explicit) if explicit is not None else None
+    if parsed is None or not parsed.ok:
+        return None
+    got = attempt(impl.decode, parsed.value, bytes(data), tuple(int(n) for n in shape))
+    return np.array(got.value, copy=True) if got.ok and isinstance(got.value, np.ndarray) else None
+
+
+#: What a fault cured by writing the default decoded_color_space out cites.
+DEFAULT_TAKEN_WRONG = ("JPEG-DCS-02", "with decoded_color_space written out as its default, the same call is right: "
+                       "the default was taken wrong")
+
+
+def default_cure(impl: Any, codec: Mapping[str, Any], data: bytes, shape: Sequence[int],
+                 right: Callable[[np.ndarray], bool]) -> tuple[str, str] | None:
+    """:data:`DEFAULT_TAKEN_WRONG` where the decode with the default decoded_color_space written out is ``right``
+    and the same decode under ``codec``, asked again now, is not (a fault that a fresh call does not repeat,
+    such as a reused output buffer, is no fault of the default)."""
+    cured = decoded_with_defaults(impl, codec, data, shape)
+    if cured is None or cured.shape != tuple(shape) or not right(cured):
+        return None
+    parsed = attempt(impl.parse, codec)
+    control = attempt(impl.decode, parsed.value, bytes(data), tuple(int(n) for n in shape)) if parsed.ok else parsed
+    if control.ok and isinstance(control.value, np.ndarray) and control.value.shape == tuple(shape) and right(
+            np.array(control.value, copy=True)):
+        return None
+    return DEFAULT_TAKEN_WRONG
 
 
 def chunk_form(chunk: np.ndarray, mcu: tuple[int, int]) -> str:
@@ -195,5 +266,6 @@ def judge_twin(judge: Any, twin: Any, accepted: Callable[[], Attempt[Any]], impl
     judge.block(twin.id, why)
 
 
-__all__ = ["LARGE_SIDE", "PARSE_PROBES", "block_or_root", "chunk_form", "encode_diagnosis", "judge_twin", "key",
-           "own_chunk_case", "own_parse_case", "parse_diagnosis"]
+__all__ = ["LARGE_SIDE", "PARSE_PROBES", "DEFAULT_TAKEN_WRONG", "block_or_root", "chunk_form",
+           "decode_diagnosis", "decoded_with_defaults", "default_cure", "defaults_written", "encode_diagnosis", "judge_twin",
+           "key", "own_chunk_case", "own_parse_case", "parse_diagnosis", "written_with_defaults"]

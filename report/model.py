@@ -154,6 +154,15 @@ class Cell:
     def total(self) -> int:
         return sum(self.counts.values())
 
+    @property
+    def findings(self) -> int:
+        """How many root findings its failing cases show: one deviation seen by many cases counts once."""
+        return len({c.finding or c.case for c in self.cases if c.outcome in FINDING_OUTCOMES})
+
+
+#: The outcomes that are findings of their own (a blocked case stands on one).
+FINDING_OUTCOMES = ("fail", "error", "crash", "timeout")
+
 
 @dataclass
 class Implementation:

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from ..corpus.modes import MODE
-from .model import SEVERITY, CaseResult, Cell, Implementation, Matrix
+from .model import FINDING_OUTCOMES, SEVERITY, CaseResult, Cell, Implementation, Matrix
 from .roots import RootFinding, roots_text
 
 SYMBOL = {
@@ -44,7 +44,10 @@ def cell_text(cell: Cell | None) -> str:
         return "—"
     if cell.outcome == "pass":
         return f"{SYMBOL['pass']} {cell.total}"
-    return f"{SYMBOL.get(cell.outcome or '', '?')} {counts_text(cell.counts)}"
+    text = f"{SYMBOL.get(cell.outcome or '', '?')} {counts_text(cell.counts)}"
+    shown = sum(1 for c in cell.cases if c.outcome in FINDING_OUTCOMES)
+    # A root counts once: many failing cases of one deviation are one finding.
+    return text + (f" = {cell.findings} root finding{'s' if cell.findings != 1 else ''}" if 0 < cell.findings < shown else "")
 
 
 def compact_cell_text(cell: Cell | None) -> str:

@@ -22,7 +22,16 @@ import pytest
 from zarr_jpeg_conformance.core.config import parse_codec
 from zarr_jpeg_conformance.core.markers import inspect
 from zarr_jpeg_conformance.corpus.streams import StreamCase, cases_of
-from zarr_jpeg_conformance.judging.checks import Calls, case_params, constant_note, judge_error, owned, raised
+from zarr_jpeg_conformance.judging import roots
+from zarr_jpeg_conformance.judging.checks import (
+    Calls,
+    case_params,
+    constant_note,
+    judge_error,
+    owned,
+    raised,
+    support_of,
+)
 from zarr_jpeg_conformance.judging.decode_tolerances import diagnose, difference, judge_decode
 from zarr_jpeg_conformance.judging.memory import resident_peak
 from zarr_jpeg_conformance.judging.verdict import Attempt, Outcome, attempt
@@ -160,26 +169,50 @@ def _judge_stream(impl: Any, case: StreamCase, judge: Any) -> None:
                       f"{peak / 2**20:.0f} MiB at its peak (limit {limit / 2**20:.0f} MiB): the frame header was "
                       f"trusted before it was checked against the chunk ({got.describe()})")
     if got.rejection is not None:
-        _rejected(case, judge, got, impl)
+        _rejected(case, judge, got, impl, parsed)
     else:
-        _accepted(case, judge, got.value, data)
+        _accepted(case, judge, got.value, data, impl)
 
 
-def _rejected(case: StreamCase, judge: Any, got: Attempt[Any], impl: Any) -> None:
+def _rejected(case: StreamCase, judge: Any, got: Attempt[Any], impl: Any, parsed: object) -> None:
     judge.metrics["rejection"] = raised(got)[:200]
     if case.expect == "reject":
         return
-    if case.decode_if_parsed is not None and attempt(impl.parse, case.decode_if_parsed).ok:
+    data = case.data()
+    # What the refusal is about, asked again with one thing changed (judging.roots): the chunk's sides swapped.
+    diagnosis = roots.decode_diagnosis(impl.decode, parsed, data, case.chunk_shape)
+    if diagnosis is None and case.decode_if_parsed is not None and attempt(impl.parse, case.decode_if_parsed).ok:
         judge.require(False, case.requirements[0],
                       f"{case.description}: the implementation accepts {case.decode_if_parsed['configuration']} when "
                       f"parsing, so it claims to decode such streams (JPEG-ECS-11), yet refused this one under "
                       f"{case.codec['configuration']} (decoding ignores encoded_color_space, JPEG-DEC-01): {raised(got)}")
-    if case.expect == "decode-or-reject":
+    if diagnosis is None and case.expect == "decode-or-reject":
         if case.level == "MAY":
             judge.finish(Outcome.UNSUPPORTED, f"refused, which {case.requirements[0]} allows: {raised(got)}")
         judge.finish(Outcome.PASS, f"refused, which {case.requirements[0]} allows: {raised(got)}")
         return
-    judge.require(False, case.requirements[0], f"{case.description}: decode refused: {raised(got)}")
+    diagnosis = diagnosis or _refused_for_its_configuration(case, impl, data)
+    requirement, why = diagnosis or (case.requirements[0], "")
+    judge.require(False, requirement, f"{case.description}: decode refused: {raised(got)}" + (f"; {why}" if why else ""))
+
+
+def _refused_for_its_configuration(case: StreamCase, impl: Any, data: bytes) -> tuple[str, str] | None:
+    """A refusal under a configuration with an optional feature the implementation accepted (rgb, passthrough),
+    of a stream it decodes under the stream's own plain configuration: the feature refused after it was accepted."""
+    config = parse_codec(case.codec)
+    features = support_of(config).features
+    stored = inspect(data).stored_color_space
+    if not features or stored not in ("grayscale", "ycbcr"):
+        return None
+    plain = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": stored,
+                                                **({} if stored == "grayscale" else {"subsampling": [[1, 1], [1, 1], [1, 1]]})}}
+    parsed = attempt(impl.parse, plain)
+    if not parsed.ok or not attempt(impl.decode, parsed.value, data, case.chunk_shape).ok:
+        return None
+    feature = features[0]
+    return feature.afterwards, (f"it decodes the same {stored} stream under {plain['configuration']} and accepted "
+                                f"{case.codec['configuration']} when parsing ({feature.requirement}): the refusal is of the "
+                                "configuration, which decoding ignores")
 
 
 def _span(case: StreamCase) -> str:
@@ -190,7 +223,27 @@ def _span(case: StreamCase) -> str:
     return "the expected decode (libjpeg-turbo's under the spec's colour rule; no independent decoder reads this stream)"
 
 
-def _accepted(case: StreamCase, judge: Any, out: object, data: bytes) -> None:
+def _follows_configuration(case: StreamCase, impl: Any, data: bytes, references: Any) -> tuple[str, str] | None:
+    """JPEG-DEC-01 where a wrong decode under a configuration whose encoded_color_space is not the stream's
+    comes out right under a configuration that names the stream's: the configuration chose the transform."""
+    config = parse_codec(case.codec)
+    stored = inspect(data).stored_color_space
+    if stored not in ("rgb", "ycbcr") or config.encoded_color_space in (stored, "grayscale"):
+        return None
+    matching = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": stored,
+                                                   "decoded_color_space": config.decoded_color_space,
+                                                   **({"subsampling": [[1, 1], [1, 1], [1, 1]]} if stored == "ycbcr" else {})}}
+    parsed = attempt(impl.parse, matching)
+    again = attempt(impl.decode, parsed.value, data, case.chunk_shape) if parsed.ok else parsed
+    if not again.ok or not isinstance(again.value, np.ndarray) or again.value.shape != tuple(case.chunk_shape):
+        return None
+    if not judge_decode(np.asarray(again.value), references, str(case.tolerance))[0]:
+        return None
+    return "JPEG-DEC-01", (f"a decode that follows the configuration: the same stream decodes right under "
+                           f"encoded_color_space {stored!r}, and decoding ignores encoded_color_space")
+
+
+def _accepted(case: StreamCase, judge: Any, out: object, data: bytes, impl: Any) -> None:
     if case.expect == "reject":
         judge.require(False, case.requirements[0], f"{case.description}: decode returned {_describe(out)} instead of rejecting")
         return
@@ -203,7 +256,10 @@ def _accepted(case: StreamCase, judge: Any, out: object, data: bytes) -> None:
     if ok:
         return
     decoded = parse_codec(case.codec).decoded_color_space
-    found = diagnose(out, expected, inspect(data).stored_color_space, decoded)
+    found = (roots.default_cure(impl, case.codec, data, case.chunk_shape,
+                                lambda again: judge_decode(again, references, str(case.tolerance))[0])
+             or _follows_configuration(case, impl, data, references)
+             or diagnose(out, expected, inspect(data).stored_color_space, decoded))
     requirement, why = found if found else ("JPEG-DEC-01", "")
     observed = (f"{case.description}: the decode lies {beyond} outside {_span(case)}, beyond the {case.tolerance!r} "
                 f"slack (max {bounds[0]}, mean {bounds[1]})" + (f"; it looks like {why}" if why else "")

@@ -1,8 +1,14 @@
-"""Round trip: shape and dtype survive exactly, fidelity stays above the floors, quality orders fidelity.
+"""Round trip: shape and dtype survive exactly, each side keeps what its part allows, quality orders fidelity.
 
-Every stream written here is also checked for what every stream must be
-(``judging.written``), and every refusal is judged by the capability model
-(``judging.checks``): an optional feature refused at parse or at encode is 'unsupported'.
+Each party is judged by what it produced. Every stream written here is checked for what
+every stream must be (``judging.written``) and read back by the reference decoders: the
+encoder must lose no more than its own tables allow (``judging.read_back``). The
+implementation's decode of its own stream is then judged against that stream's expected
+decodes (``judging.decode_tolerances.check_decode``), not against the chunk: no PSNR floor
+per quality, since the spec leaves quality -> tables to the encoder (JPEG-Q-03). What quality
+does is judged by the sweep alone, on the reference decodes (JPEG-Q-02 the ends, JPEG-X-16
+each step). Every refusal is judged by the capability model (``judging.checks``): an optional
+feature refused at parse or at encode is 'unsupported'.
 """
 
 from __future__ import annotations
@@ -14,15 +20,11 @@ import pytest
 
 from zarr_jpeg_conformance.corpus.images import make_image, psnr
 from zarr_jpeg_conformance.corpus.modes import MODE, MODES, Mode
+from zarr_jpeg_conformance.judging import roots
 from zarr_jpeg_conformance.judging.checks import Calls, level_mark
-from zarr_jpeg_conformance.judging.diagnoses import cite, diagnose_quality, diagnose_roundtrip
-from zarr_jpeg_conformance.judging.tolerances import (
-    PSNR_FLOORS,
-    SHAPE_MIN_SIDE,
-    SHAPE_PSNR_FLOOR,
-    SMALL_MAX_ABS,
-    SWEEP_QUALITIES,
-)
+from zarr_jpeg_conformance.judging.decode_tolerances import check_decode
+from zarr_jpeg_conformance.judging.legal_decoders import libjpeg_turbo_decode
+from zarr_jpeg_conformance.judging.tolerances import FIDELITY_CASES, SHAPE_MIN_SIDE, SWEEP_QUALITIES
 
 pytestmark = pytest.mark.roles("encode", "decode")
 
@@ -36,11 +38,15 @@ def _mode_params(modes: list[Mode]) -> list[object]:
 
 
 def _roundtrip(judge, impl, mode: Mode, quality: int, chunk: np.ndarray) -> tuple[np.ndarray, bytes]:
+    """The implementation's decode of its own stream of ``chunk``: the stream read back, the decode judged by it."""
     for r in mode.requirements:
         judge.cite(r)
     calls = Calls(judge, impl, mode.codec(quality), chunk.shape)
     data = calls.encode(chunk)
-    return calls.decode(data, chunk.shape, "decode of its own stream"), data
+    out = calls.decode(data, chunk.shape, "decode of its own stream")
+    check_decode(judge, out, data, calls.config, f"{impl.name}'s decode of its own {mode.id} stream",
+                 defaults=lambda: roots.decoded_with_defaults(impl, calls.codec, data, chunk.shape))
+    return out, data
 
 
 def _shape_params() -> list[object]:
@@ -65,25 +71,8 @@ def test_shape_roundtrip(impl, mode, shape, judge) -> None:
     judge.cite("JPEG-MCU-01")
     judge.cite("JPEG-DIM-03")
     out, data = _roundtrip(judge, impl, mode, 90, chunk)
-    value = psnr(chunk, out)
     worst = int(np.abs(out.astype(np.int16) - chunk.astype(np.int16)).max())
-    judge.metrics.update(psnr=round(value, 3), max_abs=worst, bytes=len(data))
-    if not small:
-        # See tolerances.SHAPE_PSNR_FLOOR: wrong axes or channels score far below it.
-        if value < SHAPE_PSNR_FLOOR:
-            requirement, why = _diagnosed(out, chunk, mode, data, 90, "JPEG-SHP-07")
-            judge.require(False, requirement, f"PSNR {value:.2f} dB < {SHAPE_PSNR_FLOOR} dB: {why}")
-    elif worst > SMALL_MAX_ABS:
-        # Too few samples for a PSNR to mean much; see tolerances.SMALL_MAX_ABS.
-        requirement, why = _diagnosed(out, chunk, mode, data, 90, "JPEG-SHP-07")
-        judge.require(False, requirement, f"a sample is {worst} levels off (limit {SMALL_MAX_ABS} for chunks under "
-                      f"{SHAPE_MIN_SIDE} samples a side; axes or channels mixed up, or padding decoded as data?): {why}")
-
-
-def _diagnosed(out: np.ndarray, chunk: np.ndarray, mode: Mode, data: bytes, quality: int, own: str) -> tuple[str, str]:
-    """(requirement, why) of a round trip's wrong samples: the fault they look like (judging.diagnoses), else ``own``."""
-    fault = diagnose_roundtrip(out, chunk, mode.encoded, mode.decoded) or diagnose_quality(data, quality)
-    return cite(fault, own)
+    judge.metrics.update(psnr=round(psnr(chunk, out), 3), max_abs=worst, bytes=len(data))
 
 
 def _layouts(chunk: np.ndarray) -> dict[str, np.ndarray]:
@@ -117,23 +106,21 @@ def test_memory_layout(impl, mode, judge) -> None:
 
 def _fidelity_params() -> list[object]:
     params: list[object] = []
-    for (mode_id, kind, quality), floor in PSNR_FLOORS.items():
+    for mode_id, kind, quality in FIDELITY_CASES:
         mode = MODE[mode_id]
         mark = level_mark(mode.level)
-        params.append(pytest.param(mode, kind, quality, floor, id=f"{mode_id}-{kind}-q{quality}", marks=mark))
+        params.append(pytest.param(mode, kind, quality, id=f"{mode_id}-{kind}-q{quality}", marks=mark))
     return params
 
 
-@pytest.mark.parametrize(("mode", "kind", "quality", "floor"), _fidelity_params())
-def test_fidelity(impl, mode, kind, quality, floor, judge) -> None:
-    """PSNR of the round trip is at least the floor for its mode, image and quality band."""
+@pytest.mark.parametrize(("mode", "kind", "quality"), _fidelity_params())
+def test_fidelity(impl, mode, kind, quality, judge) -> None:
+    """The stream keeps what its own tables allow of the image; the decode is the stream's (rate and PSNR recorded)."""
+    judge.cite(mode.fidelity_requirement)
     chunk = make_image(kind, 64, 96, channels=mode.channels)
     out, data = _roundtrip(judge, impl, mode, quality, chunk)
-    value = psnr(chunk, out)
-    judge.metrics.update(psnr=round(value, 3), bytes=len(data), bpp=round(8 * len(data) / (64 * 96), 4), quality=quality)
-    if value < floor:
-        requirement, why = _diagnosed(out, chunk, mode, data, quality, mode.fidelity_requirement)
-        judge.require(False, requirement, f"PSNR {value:.2f} dB at quality {quality} on '{kind}' is below the floor {floor} dB: {why}")
+    judge.metrics.update(psnr=round(psnr(chunk, out), 3), bytes=len(data), bpp=round(8 * len(data) / (64 * 96), 4),
+                         quality=quality)
 
 
 @pytest.mark.parametrize("mode", _mode_params([m for m in MODES if m.level == "MUST"] + [MODE["rgb"]]))
@@ -143,11 +130,10 @@ def test_quality_sweep(impl, mode, judge) -> None:
     chunk = make_image("natural", 64, 96, channels=mode.channels)
     points = []
     for q in SWEEP_QUALITIES:
-        out, data = _roundtrip(judge, impl, mode, q, chunk)
-        if out.size and out.min() == out.max():
-            requirement, why = cite("constant", "JPEG-Q-02")
-            judge.require(False, requirement, f"quality {q}: {why}")
-        points.append((q, psnr(chunk, out), len(data)))
+        # The encoder's part, judged by its streams: read back by libjpeg-turbo, never by its own decoder.
+        calls = Calls(judge, impl, mode.codec(q), chunk.shape)
+        data = calls.encode(chunk)
+        points.append((q, psnr(chunk, libjpeg_turbo_decode(data, calls.config, chunk.shape)), len(data)))
     judge.metrics["sweep"] = ";".join(f"{q}:{p:.2f}:{n}" for q, p, n in points)
     (q_lo, p_lo, n_lo), (q_hi, p_hi, n_hi) = points[0], points[-1]
     judge.require(p_hi > p_lo and n_hi > n_lo, "JPEG-Q-02",

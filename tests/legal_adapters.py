@@ -25,6 +25,8 @@ class RestartsAndOptimizedTables(ImagecodecsAdapter):
     name = "legal-restarts-optimized"
 
     def _encode_gray(self, plane: np.ndarray, quality: int) -> bytes:
+        if max(plane.shape) > 65500:  # libjpeg's own limit under Pillow: the base refuses such sides (JPEG-X-03)
+            return super()._encode_gray(plane, quality)
         buf = io.BytesIO()
         Image.fromarray(plane, "L").save(buf, "JPEG", quality=quality, optimize=True, restart_marker_rows=1)
         return buf.getvalue()
@@ -101,10 +103,10 @@ class _FloorPinned(ImagecodecsAdapter):
     """Writes the fidelity cases' images at whatever quality lands next to their floor (judging.tolerances.PSNR_FLOORS).
 
     How quality maps to tables is the encoder's choice (JPEG-Q-03), so an encoder that maps
-    each quality to a lower one is legal as long as it keeps to the floors: ``AtTheFloors``
-    picks the lowest quality whose round trip still meets the floor, ``BelowTheFloors``
-    (tests/wrong_adapters.py) the highest one that misses it. A floor moved by more than
-    one quality step either way turns one of them red. Other chunks are written as asked.
+    each quality to a lower one is legal, whatever fidelity libjpeg's scale would give:
+    ``AtTheFloors`` picks the lowest quality whose round trip still meets the floor,
+    ``BelowTheFloors`` the highest one that misses it. Both pass: an encoder is held to what
+    its own tables allow, not to the floors. Other chunks are written as asked.
     """
 
     above = True
@@ -137,3 +139,39 @@ def _configuration(config: JpegConfig) -> dict[str, Any]:
 
 class AtTheFloors(_FloorPinned):
     name = "legal-at-the-floors"
+
+
+class BelowTheFloors(_FloorPinned):
+    name = "legal-below-the-floors"
+    above = False
+
+
+class _QualityMapped(ImagecodecsAdapter):
+    """Writes quality q with libjpeg's tables of ``_mapped(q)``: a monotone mapping whose ends stay ordered (JPEG-Q-03)."""
+
+    def _mapped(self, quality: int) -> int:
+        raise NotImplementedError
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        assert isinstance(parsed, JpegConfig)
+        mapped = JpegConfig(self._mapped(parsed.quality), parsed.encoded_color_space, parsed.decoded_color_space,
+                            parsed.subsampling)
+        return super().encode(mapped, chunk)
+
+
+class QualityMinusTen(_QualityMapped):
+    """Quality q written with the tables of q - 10 (at least 1)."""
+
+    name = "legal-quality-minus-ten"
+
+    def _mapped(self, quality: int) -> int:
+        return max(1, quality - 10)
+
+
+class PlateauAt80(_QualityMapped):
+    """Qualities 86-90 written at 80: each of those steps loses nothing, so only the SHOULD of each step (JPEG-X-16) warns."""
+
+    name = "legal-plateau-at-80"
+
+    def _mapped(self, quality: int) -> int:
+        return 80 if 86 <= quality <= 90 else quality

@@ -123,3 +123,43 @@ def test_the_verdict_names_the_roots_and_a_blocked_case_is_no_failure() -> None:
     assert wording.verdict(m, impl) == "1 root finding (JPEG-SUB-05); 1 case blocked; does not conform: 1 fail"
     doc = model.to_json(m)["implementations"][0]["root_findings"]
     assert doc[0]["requirement"] == "JPEG-SUB-05" and doc[0]["blocked"] == 1
+
+
+def test_a_requirement_cell_counts_a_root_once() -> None:
+    """Five cases failing under one finding are one root finding in the requirement table, not five."""
+    cell = model.Cell()
+    for i in range(5):
+        cell.counts["fail"] += 1
+        cell.cases.append(_result(f"round.{i}", "fail", finding="JPEG-Q-01"))
+    cell.counts["pass"] += 3
+    assert wording.cell_text(cell) == f"{wording.SYMBOL['fail']} 5 fail, 3 pass = 1 root finding"
+    cell.cases.append(_result("round.x", "fail", finding="JPEG-DIM-01"))
+    cell.counts["fail"] += 1
+    assert wording.cell_text(cell).endswith("= 2 root findings")
+    single = model.Cell()
+    single.counts["fail"] += 1
+    single.cases.append(_result("round.y", "fail", finding="JPEG-Q-01"))
+    assert "root" not in wording.cell_text(single)  # one case, one finding: nothing to add
+
+
+def test_a_default_taken_wrong_is_charged_to_the_default_and_a_flaky_decode_is_not() -> None:
+    """JPEG-DCS-02 only where writing decoded_color_space out cures the decode and asking again as before does not."""
+    codec = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr"}}
+    right = np.full((2, 2, 3), 7, np.uint8)
+
+    class TakesDefaultWrong:
+        def parse(self, codec: Any) -> Any:
+            return codec["configuration"].get("decoded_color_space", "ycbcr")
+
+        def decode(self, parsed: Any, data: bytes, shape: tuple[int, ...]) -> np.ndarray:
+            return right.copy() if parsed == "rgb" else right + 1
+
+    class WrongOnce(TakesDefaultWrong):
+        def parse(self, codec: Any) -> Any:
+            return "rgb"
+
+    assert roots.default_cure(TakesDefaultWrong(), codec, b"", (2, 2, 3), lambda a: bool(np.array_equal(a, right))) == \
+        roots.DEFAULT_TAKEN_WRONG
+    assert roots.default_cure(WrongOnce(), codec, b"", (2, 2, 3), lambda a: bool(np.array_equal(a, right))) is None
+    named = {"name": "jpeg", "configuration": {**codec["configuration"], "decoded_color_space": "rgb"}}
+    assert roots.default_cure(TakesDefaultWrong(), named, b"", (2, 2, 3), lambda a: True) is None  # nothing omitted

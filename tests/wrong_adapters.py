@@ -79,12 +79,57 @@ class TransposedAxes(ImagecodecsAdapter):
 
 
 class ChannelSwap(ImagecodecsAdapter):
-    """Reads 3-channel chunks as BGR."""
+    """Reads 3-channel chunks as BGR when writing ycbcr (its decoder is right: only its streams show it)."""
 
     name = "wrong-channel-swap"
 
     def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
         return super()._encode_ycbcr(np.ascontiguousarray(image[:, :, ::-1]), quality, luma, ycbcr_input=ycbcr_input)
+
+
+class DecodesBgr(ImagecodecsAdapter):
+    """Returns every 3-component decode with its components reversed (its streams are right)."""
+
+    name = "wrong-decodes-bgr"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        out = super().decode(parsed, data, chunk_shape)
+        return np.ascontiguousarray(out[..., ::-1]) if out.ndim == 3 and out.shape[-1] == 3 else out
+
+
+class _EncodeOnly(ImagecodecsAdapter):
+    """A writer only (a converter that writes Zarr arrays): judged by its streams alone."""
+
+    roles = frozenset({"encode"})
+
+
+class WritesBgr(_EncodeOnly):
+    """Encode-only: stores RGB chunks in BGR order, in every colour mode."""
+
+    name = "wrong-writes-bgr"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if isinstance(chunk, np.ndarray) and chunk.ndim == 3 and chunk.shape[-1] == 3:
+            chunk = np.ascontiguousarray(chunk[..., ::-1])
+        return super().encode(parsed, chunk)
+
+
+class WritesRgbAsYcbcr(_EncodeOnly):
+    """Encode-only: stores the RGB input unconverted in a stream labelled YCbCr (JFIF)."""
+
+    name = "wrong-writes-rgb-as-ycbcr"
+
+    def _encode_ycbcr(self, image: np.ndarray, quality: int, luma: tuple[int, int], *, ycbcr_input: bool) -> bytes:
+        return super()._encode_ycbcr(image, quality, luma, ycbcr_input=True)
+
+
+class WritesYcbcrAsRgb(_EncodeOnly):
+    """Encode-only: YCbCr-converts rgb data and labels the stream APP14 transform 0."""
+
+    name = "wrong-writes-ycbcr-as-rgb"
+
+    def _encode_rgb(self, image: np.ndarray, quality: int) -> bytes:
+        return super()._encode_rgb(color.rgb_to_ycbcr(image), quality)
 
 
 class _OtherQuality(ImagecodecsAdapter):
@@ -195,16 +240,17 @@ class PassthroughConverts(ImagecodecsAdapter):
 
 
 class DecodeFollowsConfig(ImagecodecsAdapter):
-    """Decodes by the configuration's encoded_color_space instead of the stream's markers."""
+    """Decodes a 3-component stream it accepted as YCbCr whenever the configuration says ycbcr, whatever the stream's markers say."""
 
     name = "wrong-decode-follows-config"
 
     def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
         assert isinstance(parsed, JpegConfig)
-        if parsed.encoded_color_space == "ycbcr" and len(chunk_shape) == 3 and chunk_shape[2] == 3:
+        right = super().decode(parsed, data, chunk_shape)  # every check of the stream against the chunk, as before
+        if parsed.encoded_color_space == "ycbcr" and parsed.decoded_color_space == "rgb" and right.ndim == 3:
             out = imagecodecs.jpeg8_decode(data, colorspace="YCbCr", outcolorspace="RGB")
             return np.asarray(out).reshape(chunk_shape)
-        return super().decode(parsed, data, chunk_shape)
+        return right
 
 
 class NoJfif(ImagecodecsAdapter):
@@ -372,21 +418,6 @@ class DecodesZeros(ImagecodecsAdapter):
     def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
         out = super().decode(parsed, data, chunk_shape)
         return np.zeros_like(out) if out.ndim == 3 and out.shape[2] == 3 else out
-
-
-class BelowTheFloors(ImagecodecsAdapter):
-    """The highest quality whose round trip misses each fidelity case's floor (see legal_adapters.AtTheFloors)."""
-
-    name = "wrong-below-the-floors"
-
-    def __init__(self) -> None:
-        import legal_adapters
-
-        super().__init__()
-        self._pinned = type("Below", (legal_adapters._FloorPinned,), {"above": False})()
-
-    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
-        return self._pinned.encode(parsed, chunk)
 
 
 class SwapsOneColumn(ImagecodecsAdapter):
@@ -579,3 +610,32 @@ class RefusesChannelAxisOfOne(ImagecodecsAdapter):
         if isinstance(chunk, np.ndarray) and chunk.ndim == 3 and chunk.shape[2] == 1:
             raise ValueError("a chunk of shape (H, W, 1) is not supported")  # the fault under test
         return super().encode(parsed, chunk)
+
+
+class SubsamplesRgb(ImagecodecsAdapter):
+    """Writes rgb streams with the first component sampled 2x2 and the others 1x1: rgb is never subsampled (JPEG-SUB-09)."""
+
+    name = "wrong-subsamples-rgb"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        from zarr_jpeg_conformance.core.chunk import check_chunk
+        from zarr_jpeg_conformance.core.scans import quant_tables
+        from zarr_jpeg_conformance.judging.own_tables import encode_with_tables
+
+        if not isinstance(parsed, JpegConfig) or parsed.encoded_color_space != "rgb":
+            return super().encode(parsed, chunk)
+        image = check_chunk(parsed, chunk)
+        luma, _ = quant_tables(parsed.quality)
+        return encode_with_tables(parsed, image, [luma] * 3, ((2, 2), (1, 1), (1, 1)))
+
+
+class DefaultsDecodedToYcbcr(ImagecodecsAdapter):
+    """Takes an omitted decoded_color_space of a ycbcr configuration as ycbcr (passthrough), not rgb (JPEG-DCS-02)."""
+
+    name = "wrong-defaults-decoded-to-ycbcr"
+
+    def parse(self, codec: Mapping[str, Any]) -> JpegConfig:
+        config = super().parse(codec)
+        if config.encoded_color_space == "ycbcr" and "decoded_color_space" not in codec.get("configuration", {}):
+            return JpegConfig(config.quality, "ycbcr", "ycbcr", config.subsampling)
+        return config
