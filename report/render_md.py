@@ -138,8 +138,8 @@ def _requirements(m: Matrix) -> list[str]:
     by_name = {i.name: i for i in m.implementations}
     out = ["## Requirements", "",
            "Each cell counts the cases of one implementation that rest on the requirement; a failing check is "
-           "charged to the requirement it names, and cases that show one root finding say so ('= 1 root finding'). — means no case of this run touched it. Configuration cases are shown "
-           "once per parser (above), not here.", ""]
+           "charged to the requirement it names, and cases that show one root finding say so ('= 1 root finding'). "
+           "— means no case of this run touched it. Configuration cases are shown once per parser (above), not here.", ""]
     for topic in m.topics:
         out += [f"### {topic.section}", ""]
         rows: list[list[str]] = []
