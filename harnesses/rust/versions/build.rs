@@ -1,5 +1,5 @@
-//! Versions come from the build, not typed strings: every package of the workspace's
-//! Cargo.lock and the compiler's version, as constants the harnesses report in `start`.
+//! Writes locked.rs: (package, version) of every package in the workspace's Cargo.lock, and
+//! the version of the rustc that builds.
 
 use std::{env, fs, path::PathBuf, process::Command};
 

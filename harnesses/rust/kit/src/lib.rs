@@ -1,10 +1,13 @@
-//! What the Rust harnesses of zarr-jpeg-conformance share, so that each library's file holds
-//! only the calls into that library: the harness protocol (JSON lines, and the binary framing
-//! a client may offer), the spec's parse rules for the codec object, the chunk-shape table
-//! and the check that a stream's frame fits the chunk. Protocol: `docs/protocol.md` and
-//! `schema/protocol/v1.schema.json` in the project.
+//! The harness kit of zarr-jpeg-conformance for Rust: everything a harness needs except the
+//! calls into your codec. It speaks the harness protocol, version 1 (JSON lines, and the binary
+//! framing a client may offer; `bench` timed for you), and carries the spec's parse rules for
+//! the codec object, the chunk-shape table and the check that a stream's frame fits the chunk.
 //!
-//! A harness implements [`Library`] and calls [`run`] from `main`.
+//! A Zarr codec that parses its configuration itself implements [`Codec`] (parse, encode,
+//! decode; optionally build) and calls [`run_codec`] from `main`. A JPEG library without a
+//! parser of its own implements [`Library`] (encode, decode, the optional features it refuses)
+//! and calls [`run`]: the kit parses by the spec's rules. The crate's major version is the
+//! protocol's.
 
 mod chunk;
 mod config;
@@ -14,18 +17,11 @@ pub use chunk::{itemsize, Geometry, Image};
 pub use config::{parse_codec, ColorSpace, Config};
 pub use protocol::{run, run_codec, serve, serve_codec, Framing, SpecParse};
 
-/// Versions of the packages this workspace was built from (its Cargo.lock) and of rustc.
-pub mod locked {
-    include!(concat!(env!("OUT_DIR"), "/locked.rs"));
+/// The JSON crate of the callbacks' `Value`s, so that a harness needs no version of its own.
+pub use serde_json;
 
-    /// The locked version of `package`; a typo is a bug of the harness, found at its first start.
-    pub fn version(package: &str) -> String {
-        match LOCKED.iter().find(|(name, _)| *name == package) {
-            Some((_, version)) => version.to_string(),
-            None => panic!("{package} is not in the workspace's Cargo.lock"),
-        }
-    }
-}
+/// The protocol version this kit speaks; also its major version.
+pub const PROTOCOL: u64 = 1;
 
 /// A clean refusal of an input (the protocol's `rejected`): an invalid configuration, chunk or
 /// stream, or an optional feature the library does not have.
@@ -87,6 +83,8 @@ impl From<Refusal> for Failure {
 pub trait Codec {
     /// The `--impl` name and the `name` of the `start` reply.
     const NAME: &'static str;
+    /// The implementation's version, the `version` of the `start` reply.
+    const VERSION: &'static str;
     /// What a parsed configuration is to it.
     type Handle;
 
@@ -104,6 +102,17 @@ pub trait Codec {
 
     /// Decode one stream to `shape` uint8 samples, C order.
     fn decode(&mut self, handle: &Self::Handle, stream: &[u8], shape: &[u64]) -> Result<Vec<u8>, Refusal>;
+
+    /// The `roles` of the `start` reply; add `"build"` with [`Codec::build`].
+    fn roles(&self) -> &'static [&'static str] {
+        &["encode", "decode"]
+    }
+
+    /// The codec object a builder writes for constructor `options` (role `build` only).
+    fn build(&mut self, options: &serde_json::Value) -> Result<serde_json::Value, Refusal> {
+        let _ = options;
+        Err(Refusal::new(None, "this implementation does not build codec objects"))
+    }
 }
 
 /// One JPEG library behind the protocol. The shared code has already applied the spec's parse
@@ -112,6 +121,8 @@ pub trait Codec {
 pub trait Library {
     /// The `--impl` name and the `name` of the `start` reply.
     const NAME: &'static str;
+    /// The harness's version, the `version` of the `start` reply.
+    const VERSION: &'static str;
 
     /// The libraries and runtime it uses, for the `start` reply (versions from the build).
     fn versions(&self) -> Vec<(&'static str, String)>;
@@ -119,8 +130,16 @@ pub trait Library {
     /// Refuse, when parsing, a valid configuration this library cannot honor (an optional feature).
     fn supports(&self, config: &Config) -> Result<(), Refusal>;
 
+    /// The `roles` of the `start` reply: a decoder alone says `&["decode"]` and leaves out `encode`.
+    fn roles(&self) -> &'static [&'static str] {
+        &["encode", "decode"]
+    }
+
     /// Encode one chunk; `image` already matches the configuration's component count.
-    fn encode(&mut self, config: &Config, image: Image<'_>) -> Result<Vec<u8>, Refusal>;
+    fn encode(&mut self, config: &Config, image: Image<'_>) -> Result<Vec<u8>, Refusal> {
+        let _ = (config, image);
+        Err(Refusal::new(None, "this library does not encode"))
+    }
 
     /// Decode one stream to the samples of `chunk` (H x W x C, C order). Read the frame header
     /// with the library and check it with [`Geometry::check_frame`] before decoding pixels.

@@ -13,15 +13,17 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::os::fd::FromRawFd;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
+use std::time::Instant;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
 use crate::chunk::{itemsize, show, wire_shape};
-use crate::{parse_codec, Codec, Config, Failure, Geometry, Image, Library, Refusal};
+use crate::{parse_codec, Codec, Config, Failure, Geometry, Image, Library, Refusal, PROTOCOL};
 
-const PROTOCOL: u64 = 1;
+/// Bound of a bench request: a client's slip must not hold the harness for hours.
+const MAX_REPEAT: u64 = 100_000;
 /// The most a request's payload may hold. The largest chunk the suites send is a few MB; a
 /// header announcing more is a broken client, and its bytes are skipped, not allocated.
 const MAX_PAYLOAD: u64 = 1 << 30;
@@ -168,18 +170,26 @@ pub struct SpecParse<L>(pub L);
 
 impl<L: Library> Codec for SpecParse<L> {
     const NAME: &'static str = L::NAME;
+    const VERSION: &'static str = L::VERSION;
     type Handle = Config;
 
     fn versions(&self) -> Vec<(&'static str, String)> {
         let mut versions = self.0.versions();
-        // The parse verdicts are this shared crate's, not the library's: said, so that a report
+        // The parse verdicts are the kit's, not the library's: said, so that a report
         // can show them once for every harness built on it.
-        versions.push(("parse", concat!("harness-common ", env!("CARGO_PKG_VERSION"), " (the spec's rules in Rust)").into()));
+        versions.push((
+            "parse",
+            concat!(env!("CARGO_PKG_NAME"), " ", env!("CARGO_PKG_VERSION"), " (the spec's rules in Rust)").into(),
+        ));
         versions
     }
 
     fn kind(&self) -> &'static str {
         "library"
+    }
+
+    fn roles(&self) -> &'static [&'static str] {
+        self.0.roles()
     }
 
     fn parse(&mut self, codec: &Value) -> Result<Config, Refusal> {
@@ -235,7 +245,7 @@ impl<C: Codec> Session<C> {
                 self.stopped = true;
                 return Reply::ok(vec![], Payload::None);
             }
-            _ if !self.started && matches!(op, "parse" | "encode" | "decode") => {
+            _ if !self.started && matches!(op, "parse" | "encode" | "decode" | "bench" | "build") => {
                 return Err(Failure::bad_request(format!("{op:?} before \"start\"")))
             }
             _ => {}
@@ -249,41 +259,105 @@ impl<C: Codec> Session<C> {
                 Reply::ok(vec![("handle", json!(handle))], Payload::None)
             }
             "encode" => {
-                let handle = self.handle_of(request)?;
-                let chunk = request.get("chunk").and_then(Value::as_object);
-                let chunk = chunk.ok_or_else(|| Failure::bad_request("an encode request needs a chunk object"))?;
-                let shape = wire_shape(chunk.get("shape"), "chunk.shape")?;
-                let dtype = chunk.get("dtype").and_then(Value::as_str).unwrap_or("");
-                let size =
-                    itemsize(dtype).ok_or_else(|| Failure::bad_request(format!("unknown dtype {}", show(chunk.get("dtype")))))?;
-                let samples = self.bytes(payload, chunk.get("data"), "chunk.data")?;
-                let expected = shape.iter().try_fold(size as u64, |n, &axis| n.checked_mul(axis));
-                if expected != Some(samples.len() as u64) {
-                    return Err(Failure::bad_request(format!(
-                        "the chunk holds {} bytes, shape {shape:?} of {dtype} needs {}",
-                        samples.len(),
-                        expected.map_or("more than 2^64".into(), |n| n.to_string())
-                    )));
-                }
-                let stream = self.codec.encode(&self.handles[&handle], &shape, dtype, &samples)?;
+                let (handle, shape, dtype, samples) = self.encode_input(request, payload)?;
+                let stream = self.codec.encode(&self.handles[&handle], &shape, &dtype, &samples)?;
                 Reply::ok(vec![], Payload::Stream(stream))
             }
             "decode" => {
-                let handle = self.handle_of(request)?;
-                let shape = wire_shape(request.get("chunk_shape"), "chunk_shape")?;
-                let stream = self.bytes(payload, request.get("data"), "data")?;
-                let samples = self.codec.decode(&self.handles[&handle], &stream, &shape)?;
-                // uint8 samples: one byte each.
-                if Some(samples.len() as u64) != shape.iter().try_fold(1u64, |n, &axis| n.checked_mul(axis)) {
-                    return Err(Failure::Error {
-                        message: format!("the library returned {} samples for a {shape:?} chunk", samples.len()),
-                        exception: "WrongSize",
-                    });
-                }
+                let (handle, shape, stream) = self.decode_input(request, payload)?;
+                let samples = self.decode(&handle, &stream, &shape)?;
                 Reply::ok(vec![], Payload::Chunk { shape, samples })
+            }
+            "bench" => self.bench(request, payload),
+            "build" if self.codec.roles().contains(&"build") => {
+                let options = request.get("options").ok_or_else(|| Failure::bad_request("a build request needs options"))?;
+                Reply::ok(vec![("codec", self.codec.build(options)?)], Payload::None)
             }
             _ => Err(Failure::bad_request(format!("unknown op {}", show(request.get("op"))))),
         }
+    }
+
+    /// The handle, shape, dtype and samples of an encode request (or a bench of one).
+    fn encode_input(
+        &self,
+        request: &Map<String, Value>,
+        payload: Option<Vec<u8>>,
+    ) -> Result<(String, Vec<u64>, String, Vec<u8>), Failure> {
+        let handle = self.handle_of(request)?;
+        let chunk = request.get("chunk").and_then(Value::as_object);
+        let chunk = chunk.ok_or_else(|| Failure::bad_request("an encode request needs a chunk object"))?;
+        let shape = wire_shape(chunk.get("shape"), "chunk.shape")?;
+        let dtype = chunk.get("dtype").and_then(Value::as_str).unwrap_or("");
+        let size = itemsize(dtype).ok_or_else(|| Failure::bad_request(format!("unknown dtype {}", show(chunk.get("dtype")))))?;
+        let samples = self.bytes(payload, chunk.get("data"), "chunk.data")?;
+        let expected = shape.iter().try_fold(size as u64, |n, &axis| n.checked_mul(axis));
+        if expected != Some(samples.len() as u64) {
+            return Err(Failure::bad_request(format!(
+                "the chunk holds {} bytes, shape {shape:?} of {dtype} needs {}",
+                samples.len(),
+                expected.map_or("more than 2^64".into(), |n| n.to_string())
+            )));
+        }
+        Ok((handle, shape, dtype.to_string(), samples))
+    }
+
+    /// The handle, chunk shape and stream of a decode request (or a bench of one).
+    fn decode_input(
+        &self,
+        request: &Map<String, Value>,
+        payload: Option<Vec<u8>>,
+    ) -> Result<(String, Vec<u64>, Vec<u8>), Failure> {
+        let handle = self.handle_of(request)?;
+        let shape = wire_shape(request.get("chunk_shape"), "chunk_shape")?;
+        let stream = self.bytes(payload, request.get("data"), "data")?;
+        Ok((handle, shape, stream))
+    }
+
+    fn decode(&mut self, handle: &str, stream: &[u8], shape: &[u64]) -> Result<Vec<u8>, Failure> {
+        let samples = self.codec.decode(&self.handles[handle], stream, shape)?;
+        // uint8 samples: one byte each.
+        if Some(samples.len() as u64) != shape.iter().try_fold(1u64, |n, &axis| n.checked_mul(axis)) {
+            return Err(Failure::Error {
+                message: format!("the library returned {} samples for a {shape:?} chunk", samples.len()),
+                exception: "WrongSize",
+            });
+        }
+        Ok(samples)
+    }
+
+    /// What the encode or decode request named by `of` does, `repeat` times, each run timed:
+    /// the codec's speed in this process, without the protocol's costs.
+    fn bench(&mut self, request: &Map<String, Value>, payload: Option<Vec<u8>>) -> Result<Reply, Failure> {
+        let repeat = match request.get("repeat").and_then(Value::as_u64) {
+            Some(n @ 1..=MAX_REPEAT) => n,
+            _ => {
+                return Err(Failure::bad_request(format!(
+                    "repeat must be 1 to {MAX_REPEAT}, got {}",
+                    show(request.get("repeat"))
+                )))
+            }
+        };
+        let mut seconds = Vec::with_capacity(repeat as usize);
+        match request.get("of").and_then(Value::as_str) {
+            Some("encode") => {
+                let (handle, shape, dtype, samples) = self.encode_input(request, payload)?;
+                for _ in 0..repeat {
+                    let started = Instant::now();
+                    self.codec.encode(&self.handles[&handle], &shape, &dtype, &samples)?;
+                    seconds.push(started.elapsed().as_secs_f64());
+                }
+            }
+            Some("decode") => {
+                let (handle, shape, stream) = self.decode_input(request, payload)?;
+                for _ in 0..repeat {
+                    let started = Instant::now();
+                    self.decode(&handle, &stream, &shape)?;
+                    seconds.push(started.elapsed().as_secs_f64());
+                }
+            }
+            _ => return Err(Failure::bad_request(format!("bench of must be encode or decode, got {}", show(request.get("of"))))),
+        }
+        Reply::ok(vec![("seconds", json!(seconds))], Payload::None)
     }
 
     fn start(&mut self, request: &Map<String, Value>) -> Result<Reply, Failure> {
@@ -297,8 +371,8 @@ impl<C: Codec> Session<C> {
         let mut members = vec![
             ("protocol", json!(PROTOCOL)),
             ("name", json!(C::NAME)),
-            ("version", json!(env!("CARGO_PKG_VERSION"))),
-            ("roles", json!(["encode", "decode"])),
+            ("version", json!(C::VERSION)),
+            ("roles", json!(self.codec.roles())),
             ("versions", Value::Object(versions)),
             ("kind", json!(self.codec.kind())),
             ("language", json!("Rust")),
@@ -412,6 +486,7 @@ mod tests {
 
     impl Library for Echo {
         const NAME: &'static str = "echo";
+        const VERSION: &'static str = "0.0.1";
 
         fn versions(&self) -> Vec<(&'static str, String)> {
             vec![("echo", "1".into())]
@@ -478,7 +553,7 @@ mod tests {
         );
         assert!(start.get("framing").is_none(), "no binary framing unless offered: {start}");
         assert_eq!(start["versions"]["echo"], "1");
-        assert!(start["versions"]["parse"].as_str().unwrap().starts_with("harness-common "), "{start}");
+        assert!(start["versions"]["parse"].as_str().unwrap().starts_with("zarr-jpeg-conformance-harness "), "{start}");
         assert_eq!(replies[1].0, json!({"seq": 2, "status": "ok", "handle": "1"}));
         assert_eq!(replies[2].0, json!({"seq": 3, "status": "ok", "data": "AwIB"}));
         assert_eq!(
@@ -576,5 +651,86 @@ mod tests {
         assert_eq!(replies[12].0["requirement"], "JPEG-DT-01");
         assert_eq!(status(13), (Some(11), "error".into()), "not base64");
         assert_eq!(replies.len(), 14, "end of input ends the session");
+    }
+
+    #[test]
+    fn bench_times_the_library_and_refusals_end_it() {
+        let replies = exchange(&lines(&[
+            r#"{"seq":1,"op":"start","protocol":1}"#.into(),
+            format!(r#"{{"seq":2,"op":"parse","codec":{GRAY}}}"#),
+            r#"{"seq":3,"op":"bench","handle":"1","of":"encode","repeat":3,"chunk":{"shape":[1,3],"dtype":"uint8","data":"AQID"}}"#.into(),
+            r#"{"seq":4,"op":"bench","handle":"1","of":"decode","repeat":2,"data":"CQg=","chunk_shape":[1,3]}"#.into(),
+            r#"{"seq":5,"op":"bench","handle":"1","of":"decode","repeat":2,"data":"","chunk_shape":[1,3]}"#.into(),
+            r#"{"seq":6,"op":"bench","handle":"1","of":"decode","repeat":0,"data":"CQg=","chunk_shape":[1,3]}"#.into(),
+            r#"{"seq":7,"op":"build","options":{"encoded_color_space":"grayscale"}}"#.into(),
+        ]));
+        let seconds = |i: usize| replies[i].0["seconds"].as_array().map(|s| s.iter().filter(|x| x.as_f64().is_some()).count());
+        assert_eq!(seconds(2), Some(3), "{:?}", replies[2].0);
+        assert_eq!(seconds(3), Some(2), "{:?}", replies[3].0);
+        assert_eq!(replies[4].0["requirement"], "JPEG-DEC-01", "a refused run ends the bench with the refusal");
+        assert_eq!(replies[5].0["status"], "error", "repeat must be at least 1");
+        assert_eq!(replies[6].0["status"], "error", "build without the role is an unknown op");
+    }
+
+    /// A codec with the build role: writes the options back under the name `jpeg`.
+    struct Builder;
+
+    impl Codec for Builder {
+        const NAME: &'static str = "builder";
+        const VERSION: &'static str = "2.0.0";
+        type Handle = ();
+
+        fn versions(&self) -> Vec<(&'static str, String)> {
+            vec![]
+        }
+
+        fn kind(&self) -> &'static str {
+            "codec"
+        }
+
+        fn parse(&mut self, _codec: &Value) -> Result<(), Refusal> {
+            Ok(())
+        }
+
+        fn encode(&mut self, _: &(), _: &[u64], _: &str, _: &[u8]) -> Result<Vec<u8>, Refusal> {
+            Ok(vec![])
+        }
+
+        fn decode(&mut self, _: &(), _: &[u8], _: &[u64]) -> Result<Vec<u8>, Refusal> {
+            Ok(vec![])
+        }
+
+        fn roles(&self) -> &'static [&'static str] {
+            &["decode", "build"]
+        }
+
+        fn build(&mut self, options: &Value) -> Result<Value, Refusal> {
+            match options.get("quality").and_then(Value::as_u64) {
+                Some(0) => Err(Refusal::new(Some("JPEG-Q-01"), "quality 0")),
+                _ => Ok(json!({"name": "jpeg", "configuration": options})),
+            }
+        }
+    }
+
+    #[test]
+    fn a_codec_declares_its_roles_version_and_builds() {
+        let mut output = Vec::new();
+        let input = lines(&[
+            r#"{"seq":1,"op":"start","protocol":1}"#.into(),
+            r#"{"seq":2,"op":"build","options":{"encoded_color_space":"grayscale"}}"#.into(),
+            r#"{"seq":3,"op":"build","options":{"quality":0,"encoded_color_space":"grayscale"}}"#.into(),
+        ]);
+        serve_codec(Builder, &input[..], &mut output).unwrap();
+        let replies: Vec<Value> =
+            output.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
+        assert_eq!(
+            (&replies[0]["version"], &replies[0]["roles"], &replies[0]["kind"]),
+            (&json!("2.0.0"), &json!(["decode", "build"]), &json!("codec"))
+        );
+        assert_eq!(
+            replies[1],
+            json!({"seq": 2, "status": "ok", "codec": {"name": "jpeg", "configuration": {"encoded_color_space": "grayscale"}}})
+        );
+        assert_eq!(replies[2]["status"], "rejected");
     }
 }

@@ -1,0 +1,69 @@
+"""The harness kits: each packs as its registry expects, its version is the protocol's, and the
+shipped harnesses built on it keep no protocol code of their own.
+
+The packaging checks run the registries' own tools on the kits (no network beyond what the
+harness builds already fetched, nothing published); each is skipped, saying why, where its
+toolchain is missing. They reuse the harness builds' outputs, so each takes about a second.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tarfile
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from zarr_jpeg_conformance.harnesses import BUILDS, CARGO, Unavailable
+
+ROOT = Path(__file__).resolve().parents[1]
+RUST = ROOT / "harnesses" / "rust"
+#: What the protocol's wire format looks like in code: none of it belongs in a harness's own file.
+PROTOCOL_CODE = re.compile(r'"seq"|"status"|"framing"|stdin|base64', re.IGNORECASE)
+
+
+def _protocol_version() -> int:
+    schema = json.loads((ROOT / "schema" / "protocol" / "v1.schema.json").read_text(encoding="utf-8"))
+    version: int = schema["$defs"]["start-request"]["properties"]["protocol"]["const"]
+    return version
+
+
+def _tool(toolchain: object) -> str:
+    try:
+        return toolchain.executable()  # type: ignore[attr-defined, no-any-return]
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+
+
+def test_rust_kit_metadata_is_ready_to_publish() -> None:
+    package = tomllib.loads((RUST / "kit" / "Cargo.toml").read_text(encoding="utf-8"))["package"]
+    assert package.get("publish", True) is not False
+    for field in ("description", "license", "repository", "readme", "keywords", "categories", "rust-version"):
+        assert package.get(field), f"kit/Cargo.toml has no {field}: crates.io wants it"
+    assert int(package["version"].split(".")[0]) == _protocol_version(), "the kit's major version is the protocol's"
+    lib = (RUST / "kit" / "src" / "lib.rs").read_text(encoding="utf-8")
+    assert f"pub const PROTOCOL: u64 = {_protocol_version()};" in lib
+
+
+def test_rust_kit_packs() -> None:
+    cargo = _tool(CARGO)
+    package = tomllib.loads((RUST / "kit" / "Cargo.toml").read_text(encoding="utf-8"))["package"]
+    done = subprocess.run([cargo, "package", "--locked", "--no-verify", "--allow-dirty", "-p", package["name"]],
+                          cwd=BUILDS["rust"].path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, f"cargo package failed:\n{done.stderr[-3000:]}"
+    crate = RUST / "target" / "package" / f"{package['name']}-{package['version']}.crate"
+    with tarfile.open(crate) as archive:
+        names = {Path(name).relative_to(f"{package['name']}-{package['version']}").as_posix() for name in archive.getnames()}
+    assert {"Cargo.toml", "README.md", "src/lib.rs", "src/protocol.rs", "examples/jpeg_decoder.rs"} <= names, names
+
+
+@pytest.mark.parametrize("harness", sorted(p.relative_to(RUST).as_posix() for p in RUST.glob("*/src/*.rs")
+                                          if p.parts[-3] not in ("kit", "target")))
+def test_rust_harness_holds_only_library_glue(harness: str) -> None:
+    text = (RUST / harness).read_text(encoding="utf-8")
+    assert not PROTOCOL_CODE.search(text), f"{harness} speaks the protocol itself: that is the kit's part"
+    if harness.endswith("main.rs"):
+        assert "zarr_jpeg_conformance_harness::" in text, f"{harness} is not built on the kit"
