@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from zarr_jpeg_conformance.harnesses import BUILDS, CARGO, Unavailable
+from zarr_jpeg_conformance.harnesses import BUILDS, CARGO, GO, Unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 RUST = ROOT / "harnesses" / "rust"
+GO_KIT = ROOT / "harnesses" / "go" / "kit"
 #: What the protocol's wire format looks like in code: none of it belongs in a harness's own file.
 PROTOCOL_CODE = re.compile(r'"seq"|"status"|"framing"|stdin|base64', re.IGNORECASE)
 
@@ -67,3 +68,29 @@ def test_rust_harness_holds_only_library_glue(harness: str) -> None:
     assert not PROTOCOL_CODE.search(text), f"{harness} speaks the protocol itself: that is the kit's part"
     if harness.endswith("main.rs"):
         assert "zarr_jpeg_conformance_harness::" in text, f"{harness} is not built on the kit"
+
+
+def test_go_kit_module_is_ready_to_publish() -> None:
+    module = re.search(r"^module (\S+)$", (GO_KIT / "go.mod").read_text(encoding="utf-8"), re.M)
+    assert module and module.group(1).endswith("/harnesses/go/kit"), "a module in a subdirectory is named by its path"
+    assert _protocol_version() == 1, "protocol 2 needs the module path's /v2 suffix"
+    assert f"const Protocol = {_protocol_version()}" in (GO_KIT / "kit.go").read_text(encoding="utf-8")
+    harness = (GO_KIT.parent / "go.mod").read_text(encoding="utf-8")
+    assert re.search(rf"^require {re.escape(module.group(1))} v{_protocol_version()}\.", harness, re.M), harness
+    assert f"replace {module.group(1)} => ./kit" in harness, "the shipped harness builds on this checkout's kit"
+    assert (GO_KIT / "README.md").is_file()
+
+
+def test_go_kit_vets_and_passes_its_tests() -> None:
+    go = _tool(GO)
+    for command in ([go, "vet", "./..."], [go, "test", "./..."]):
+        done = subprocess.run(command, cwd=GO_KIT, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, f"{' '.join(command[1:])} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+    assert re.search(r"^ok\s", done.stdout, re.M), done.stdout
+
+
+def test_go_harness_holds_only_library_glue() -> None:
+    for path in GO_KIT.parent.glob("*.go"):
+        text = path.read_text(encoding="utf-8")
+        assert not PROTOCOL_CODE.search(text), f"{path.name} speaks the protocol itself: that is the kit's part"
+        assert '"github.com/zarr-developers/zarr-jpeg-conformance/harnesses/go/kit"' in text

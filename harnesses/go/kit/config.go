@@ -1,4 +1,4 @@
-package main
+package kit
 
 import (
 	"encoding/json"
@@ -7,17 +7,17 @@ import (
 	"strconv"
 )
 
-// config is a parsed codec configuration with every default applied.
-type config struct {
-	quality     int
-	encoded     string   // what the stream stores: grayscale, ycbcr or rgb
-	decoded     string   // what the chunk holds
-	subsampling [][2]int // {h, v} per component
+// Config is a codec configuration parsed by the spec's rules, with every default applied.
+type Config struct {
+	Quality     int
+	Encoded     string   // what the stream stores: grayscale, ycbcr or rgb
+	Decoded     string   // what the chunk holds
+	Subsampling [][2]int // {h, v} per component
 }
 
-// chunkComponents is the chunk's component count, fixed by decoded_color_space.
-func (c config) chunkComponents() int {
-	if c.decoded == "grayscale" {
+// ChunkComponents is the chunk's component count, fixed by decoded_color_space.
+func (c Config) ChunkComponents() int {
+	if c.Decoded == "grayscale" {
 		return 1
 	}
 	return 3
@@ -60,55 +60,55 @@ func integer(v any) (int, bool) {
 	return int(f), true
 }
 
-func configError(requirement, format string, args ...any) *rejection {
-	return &rejection{requirement: requirement, message: fmt.Sprintf(format, args...), exception: "ConfigError"}
+func configError(requirement, format string, args ...any) *Rejection {
+	return &Rejection{Requirement: requirement, Message: fmt.Sprintf(format, args...), Exception: "ConfigError"}
 }
 
-// parseCodec applies the spec's parse rules to a codec object decoded with UseNumber.
-func parseCodec(codec any) (config, error) {
+// ParseCodec applies the spec's parse rules to a codec object decoded with json.Number numbers.
+func ParseCodec(codec any) (Config, error) {
 	object, ok := codec.(map[string]any)
 	if !ok {
-		return config{}, configError("JPEG-CFG-01", "the codec object must be a JSON object, got %s", show(codec, true))
+		return Config{}, configError("JPEG-CFG-01", "the codec object must be a JSON object, got %s", show(codec, true))
 	}
 	if name, has := object["name"]; name != "jpeg" {
-		return config{}, configError("JPEG-NAME-01", "the codec name must be \"jpeg\", got %s", show(name, has))
+		return Config{}, configError("JPEG-NAME-01", "the codec name must be \"jpeg\", got %s", show(name, has))
 	}
 	// must_understand: Zarr v3 core allows it on every extension object, a codec too (JPEG-X-19).
 	for key := range object {
 		if key != "name" && key != "configuration" && key != "must_understand" {
-			return config{}, configError("JPEG-X-01", "unknown member of the codec object: %s", key)
+			return Config{}, configError("JPEG-X-01", "unknown member of the codec object: %s", key)
 		}
 	}
 	if value, has := object["must_understand"]; has {
 		if _, ok := value.(bool); !ok {
-			return config{}, configError("JPEG-X-19", "\"must_understand\" must be true or false, got %s", show(value, true))
+			return Config{}, configError("JPEG-X-19", "\"must_understand\" must be true or false, got %s", show(value, true))
 		}
 	}
 	raw, has := object["configuration"]
 	cfg, ok := raw.(map[string]any)
 	if !ok {
-		return config{}, configError("JPEG-CFG-01", "\"configuration\" must be a JSON object, got %s", show(raw, has))
+		return Config{}, configError("JPEG-CFG-01", "\"configuration\" must be a JSON object, got %s", show(raw, has))
 	}
 	for key := range cfg {
 		if !configMembers[key] {
-			return config{}, configError("JPEG-X-01", "unknown configuration member: %s", key)
+			return Config{}, configError("JPEG-X-01", "unknown configuration member: %s", key)
 		}
 	}
 
 	q, has := cfg["quality"]
 	if !has {
-		return config{}, configError("JPEG-Q-05", "quality is required and has no default")
+		return Config{}, configError("JPEG-Q-05", "quality is required and has no default")
 	}
 	quality, ok := integer(q)
 	if !ok || quality < 1 || quality > 100 {
-		return config{}, configError("JPEG-Q-01", "quality must be an integer from 1 to 100, got %s", show(q, true))
+		return Config{}, configError("JPEG-Q-01", "quality must be an integer from 1 to 100, got %s", show(q, true))
 	}
 	if _, has := cfg["encoded_color_space"]; !has {
-		return config{}, configError("JPEG-ECS-07", "encoded_color_space is required")
+		return Config{}, configError("JPEG-ECS-07", "encoded_color_space is required")
 	}
 	encoded, err := colorSpace(cfg, "encoded_color_space", "JPEG-ECS-01")
 	if err != nil {
-		return config{}, err
+		return Config{}, err
 	}
 	decoded := "rgb"
 	if encoded == "grayscale" {
@@ -116,11 +116,11 @@ func parseCodec(codec any) (config, error) {
 	}
 	if _, has := cfg["decoded_color_space"]; has {
 		if decoded, err = colorSpace(cfg, "decoded_color_space", "JPEG-DCS-01"); err != nil {
-			return config{}, err
+			return Config{}, err
 		}
 	}
 	if !combinations[decoded+"/"+encoded] {
-		return config{}, configError("JPEG-DCS-04", "decoded_color_space %s with encoded_color_space %s is not allowed", decoded, encoded)
+		return Config{}, configError("JPEG-DCS-04", "decoded_color_space %s with encoded_color_space %s is not allowed", decoded, encoded)
 	}
 
 	components := 3
@@ -134,26 +134,26 @@ func parseCodec(codec any) (config, error) {
 	factors := standard
 	if value, has := cfg["subsampling"]; !has {
 		if encoded == "ycbcr" {
-			return config{}, configError("JPEG-SUB-04", "subsampling is required with encoded_color_space ycbcr")
+			return Config{}, configError("JPEG-SUB-04", "subsampling is required with encoded_color_space ycbcr")
 		}
 	} else {
 		if factors, err = parseFactors(value, components); err != nil {
-			return config{}, err
+			return Config{}, err
 		}
 		for i := 1; i < components; i++ {
 			if encoded == "ycbcr" && factors[i] != [2]int{1, 1} {
-				return config{}, configError("JPEG-SUB-03", "the chroma factors must be [1, 1], got %s", show(value, true))
+				return Config{}, configError("JPEG-SUB-03", "the chroma factors must be [1, 1], got %s", show(value, true))
 			}
 		}
 		if encoded != "ycbcr" {
 			for i := range factors {
 				if factors[i] != standard[i] {
-					return config{}, configError("JPEG-SUB-07", "subsampling with %s must be its default, got %s", encoded, show(value, true))
+					return Config{}, configError("JPEG-SUB-07", "subsampling with %s must be its default, got %s", encoded, show(value, true))
 				}
 			}
 		}
 	}
-	return config{quality: quality, encoded: encoded, decoded: decoded, subsampling: factors}, nil
+	return Config{Quality: quality, Encoded: encoded, Decoded: decoded, Subsampling: factors}, nil
 }
 
 func colorSpace(cfg map[string]any, key, requirement string) (string, error) {
