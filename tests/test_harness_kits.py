@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from zarr_jpeg_conformance.harnesses import BUILDS, CARGO, GO, Unavailable
+from zarr_jpeg_conformance.harnesses import BUILDS, CARGO, GO, NODE, NPM, Unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 RUST = ROOT / "harnesses" / "rust"
 GO_KIT = ROOT / "harnesses" / "go" / "kit"
+NODE_DIR = ROOT / "harnesses" / "node"
 #: What the protocol's wire format looks like in code: none of it belongs in a harness's own file.
 PROTOCOL_CODE = re.compile(r'"seq"|"status"|"framing"|stdin|base64', re.IGNORECASE)
 
@@ -94,3 +95,31 @@ def test_go_harness_holds_only_library_glue() -> None:
         text = path.read_text(encoding="utf-8")
         assert not PROTOCOL_CODE.search(text), f"{path.name} speaks the protocol itself: that is the kit's part"
         assert '"github.com/zarr-developers/zarr-jpeg-conformance/harnesses/go/kit"' in text
+
+
+def test_npm_kit_metadata_is_ready_to_publish() -> None:
+    package = json.loads((NODE_DIR / "kit" / "package.json").read_text(encoding="utf-8"))
+    assert not package.get("private"), "npm refuses to publish a private package"
+    for field in ("description", "license", "repository", "exports", "files", "engines", "keywords"):
+        assert package.get(field), f"kit/package.json has no {field}"
+    assert package["type"] == "module"
+    assert int(package["version"].split(".")[0]) == _protocol_version(), "the kit's major version is the protocol's"
+    assert f"export const PROTOCOL = {_protocol_version()};" in (NODE_DIR / "kit" / "index.mjs").read_text(encoding="utf-8")
+
+
+def test_npm_kit_packs_and_passes_its_tests() -> None:
+    npm, node = _tool(NPM), _tool(NODE)
+    done = subprocess.run([npm, "pack", "--dry-run", "--json"], cwd=NODE_DIR / "kit", capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, f"npm pack failed:\n{done.stderr[-3000:]}"
+    packed = {f["path"] for f in json.loads(done.stdout)[0]["files"]}
+    assert {"package.json", "README.md", "index.mjs", "spec.mjs"} <= packed, packed
+    tested = subprocess.run([node, "--test", "test/"], cwd=NODE_DIR / "kit", capture_output=True, text=True, timeout=120, check=False)
+    assert tested.returncode == 0 and re.search(r"^# pass [1-9]", tested.stdout, re.M), tested.stdout[-3000:]
+
+
+@pytest.mark.parametrize("harness", sorted(p.relative_to(NODE_DIR).as_posix() for p in NODE_DIR.glob("*.mjs")))
+def test_node_harness_holds_only_library_glue(harness: str) -> None:
+    text = (NODE_DIR / harness).read_text(encoding="utf-8")
+    assert not PROTOCOL_CODE.search(text), f"{harness} speaks the protocol itself: that is the kit's part"
+    assert "./kit/index.mjs" in text, f"{harness} is not built on the kit"

@@ -1,10 +1,9 @@
-// The harness shim: what a JavaScript codec needs from the spec and no JPEG library brings.
-//
-// The codec object's parse rules, the chunk-shape table, and the check that a decoded frame
-// fits the chunk it is read into (the spec's decoding step 3 reshapes by the chunk shape).
-// Shared by every Node harness and by the browser page, so it imports nothing of Node: plain
-// ES, runnable in any JavaScript engine. Harnesses say `"parse": "harness shim"` in their
-// `versions`, because a verdict on these rules is this module's, not the library's.
+// The spec's rules that a JavaScript codec needs and no JPEG library brings: the codec
+// object's parse rules, the chunk-shape table, and the check that a decoded frame fits the
+// chunk it is read into (the spec's decoding step 3 reshapes by the chunk shape). Part of the
+// harness kit, and loaded by the shipped browser page too, so it imports nothing of Node:
+// plain ES, runnable in any JavaScript engine. Harnesses that use it say
+// `"parse": "harness shim"` in their `versions`: a verdict on these rules is this module's.
 
 export class Rejection extends Error {
   constructor(requirement, message, exception = "Rejection") {
