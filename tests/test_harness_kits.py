@@ -13,16 +13,20 @@ import re
 import subprocess
 import tarfile
 import tomllib
+import zipfile
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
-from zarr_jpeg_conformance.harnesses import BUILDS, CARGO, GO, NODE, NPM, Unavailable
+from zarr_jpeg_conformance.harnesses import BUILDS, CARGO, GO, MAVEN, NODE, NPM, Unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 RUST = ROOT / "harnesses" / "rust"
 GO_KIT = ROOT / "harnesses" / "go" / "kit"
 NODE_DIR = ROOT / "harnesses" / "node"
+JAVA = ROOT / "harnesses" / "java"
+POM = "{http://maven.apache.org/POM/4.0.0}"
 #: What the protocol's wire format looks like in code: none of it belongs in a harness's own file.
 PROTOCOL_CODE = re.compile(r'"seq"|"status"|"framing"|stdin|base64', re.IGNORECASE)
 
@@ -123,3 +127,41 @@ def test_node_harness_holds_only_library_glue(harness: str) -> None:
     text = (NODE_DIR / harness).read_text(encoding="utf-8")
     assert not PROTOCOL_CODE.search(text), f"{harness} speaks the protocol itself: that is the kit's part"
     assert "./kit/index.mjs" in text, f"{harness} is not built on the kit"
+
+
+def _kit_pom() -> ElementTree.Element:
+    return ElementTree.parse(JAVA / "kit" / "pom.xml").getroot()
+
+
+def test_maven_kit_metadata_is_ready_to_publish() -> None:
+    pom = _kit_pom()
+    # What Maven Central asks of every artifact's pom.
+    for path in ("groupId", "artifactId", "version", "name", "description", "url", "licenses/license/name", "developers/developer",
+                 "scm/url", "scm/connection"):
+        element = pom.find("/".join(POM + p for p in path.split("/")))
+        assert element is not None, f"kit/pom.xml has no {path}"
+        assert (element.text or "").strip() or len(element) > 0, f"kit/pom.xml's {path} is empty"
+    assert pom.find(POM + "parent") is None, "the kit's pom stands alone, so that it can be published without the aggregator"
+    assert pom.find(POM + "dependencies") is None, "the kit depends on nothing"
+    version = pom.findtext(POM + "version") or ""
+    assert int(version.split(".")[0]) == _protocol_version(), "the kit's major version is the protocol's"
+    harness = next((JAVA / "kit" / "src").rglob("Harness.java")).read_text(encoding="utf-8")
+    assert f"public static final int PROTOCOL = {_protocol_version()};" in harness
+
+
+def test_maven_kit_packs() -> None:
+    mvn = _tool(MAVEN)
+    done = subprocess.run([mvn, "-q", "-B", "-ntp", "-Dstyle.color=never", "-f", str(JAVA / "kit" / "pom.xml"), "package"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, f"mvn package failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    pom = _kit_pom()
+    jar = JAVA / "kit" / "target" / f"{pom.findtext(POM + 'artifactId')}-{pom.findtext(POM + 'version')}.jar"
+    with zipfile.ZipFile(jar) as archive:
+        classes = {Path(name).stem for name in archive.namelist() if name.endswith(".class")}
+    assert {"Harness", "Codec", "Library", "Rejection", "Config"} <= classes, classes
+
+
+@pytest.mark.parametrize("harness", sorted(p.name for p in (JAVA / "harness" / "src").rglob("*.java")))
+def test_java_harness_holds_only_library_glue(harness: str) -> None:
+    text = next((JAVA / "harness" / "src").rglob(harness)).read_text(encoding="utf-8")
+    assert not PROTOCOL_CODE.search(text), f"{harness} speaks the protocol itself: that is the kit's part"

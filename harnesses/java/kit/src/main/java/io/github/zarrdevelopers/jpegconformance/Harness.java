@@ -1,4 +1,4 @@
-package zarrjpeg.harness;
+package io.github.zarrdevelopers.jpegconformance;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -6,6 +6,8 @@ import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.math.BigDecimal;
@@ -18,17 +20,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Harness of zarr-jpeg-conformance for Java JPEG libraries: the harness protocol, version 1
- * (docs/protocol.md), over stdin and stdout.
- *
- * <pre>java [JVM flags] -jar zarr-jpeg-harness.jar imageio|twelvemonkeys</pre>
- *
- * The harness parses the codec object by the spec's rules ({@link Config}) and checks the
- * chunk's dtype and shape, as a Java codec must; pixels and streams are the library's
- * ({@link JpegLibrary}).
+ * The harness protocol of zarr-jpeg-conformance, version 1 (docs/protocol.md of the project),
+ * over stdin and stdout, in JSON lines or, when the client offers it, binary framing; {@code
+ * bench} is timed here. A harness hands {@link #run} its {@link Codec}, or a {@link Library}
+ * through {@link #specParse}, which applies the spec's parse rules and chunk-shape table first.
  */
-public final class Harness {
-    static final int PROTOCOL = 1;
+public final class Harness<H> {
+    /** The protocol version this kit speaks; also its major version. */
+    public static final int PROTOCOL = 1;
     private static final int TRACE_CAP = 4096;
     private static final Map<String, Integer> ITEM_SIZES = Map.ofEntries(
             Map.entry("bool", 1), Map.entry("int8", 1), Map.entry("uint8", 1), Map.entry("int16", 2), Map.entry("uint16", 2),
@@ -44,47 +43,41 @@ public final class Harness {
         }
     }
 
-    private final JpegLibrary library;
+    private final Codec<H> codec;
     private final Wire wire;
-    private final Map<String, Config> handles = new HashMap<>();
+    private final Map<String, H> handles = new HashMap<>();
     private boolean started;
     private boolean stopped;
 
-    Harness(JpegLibrary library, Wire wire) {
-        this.library = library;
+    private Harness(Codec<H> codec, Wire wire) {
+        this.codec = codec;
         this.wire = wire;
     }
 
-    public static void main(String[] args) throws IOException {
+    /**
+     * Serves {@code codec} on stdin and stdout until {@code stop} or the end of input, then exits
+     * the JVM. Whatever else prints to {@code System.out} goes to stderr: stdout is the protocol's.
+     */
+    public static <H> void run(Codec<H> codec) throws IOException {
         FileOutputStream protocolOut = new FileOutputStream(FileDescriptor.out);
-        // stdout carries protocol messages only: whatever a library prints goes to stderr.
         System.setOut(System.err);
-        String usage = "usage: java -jar zarr-jpeg-harness.jar imageio|twelvemonkeys";
-        if (args.length != 1) {
-            System.err.println(usage);
-            System.exit(2);
-        }
-        JpegLibrary library;
-        switch (args[0]) {
-            case "imageio":
-                library = new JdkImageIo();
-                break;
-            case "twelvemonkeys":
-                library = new TwelveMonkeysJpeg();
-                break;
-            default:
-                System.err.println("unknown library " + args[0] + "\n" + usage);
-                System.exit(2);
-                return;
-        }
-        Wire wire = new Wire(new BufferedInputStream(new FileInputStream(FileDescriptor.in), 1 << 16),
-                new BufferedOutputStream(protocolOut, 1 << 16));
-        new Harness(library, wire).run();
+        serve(codec, new FileInputStream(FileDescriptor.in), protocolOut);
         System.exit(0);
     }
 
+    /** Serves {@code codec} on any streams until {@code stop} or the end of input. */
+    public static <H> void serve(Codec<H> codec, InputStream in, OutputStream out) throws IOException {
+        Wire wire = new Wire(new BufferedInputStream(in, 1 << 16), new BufferedOutputStream(out, 1 << 16));
+        new Harness<>(codec, wire).loop();
+    }
+
+    /** A {@link Library} behind the spec's parse rules ({@link Config}), dtype rule and chunk-shape table. */
+    public static Codec<Config> specParse(Library library) {
+        return new SpecParse(library);
+    }
+
     /** Serves requests until {@code stop} or the end of input. */
-    void run() throws IOException {
+    private void loop() throws IOException {
         while (!stopped) {
             byte[] line = wire.readLine();
             if (line == null) {
@@ -132,7 +125,7 @@ public final class Harness {
         return request;
     }
 
-    Map<String, Object> handle(Map<String, Object> request) {
+    private Map<String, Object> handle(Map<String, Object> request) {
         Integer seq = Config.integer(request.get("seq"));
         if (seq == null || seq < 0) {
             throw new BadRequest("the request has no integer seq");
@@ -160,7 +153,7 @@ public final class Harness {
             Map<String, Object> reply = new LinkedHashMap<>();
             reply.put("seq", seq);
             reply.put("status", "rejected");
-            reply.put("message", library.name() + " refused it: " + ex.getMessage());
+            reply.put("message", codec.name() + " refused it: " + ex.getMessage());
             reply.put("exception", ex.getClass().getName());
             return reply;
         } catch (Throwable ex) { // the library's bugs (and OutOfMemoryError) are this case's error, not the process's end
@@ -199,19 +192,32 @@ public final class Harness {
             if (!request.containsKey("codec")) {
                 throw new BadRequest("a parse request needs a codec");
             }
-            Config config = Config.parse(request.get("codec"));
+            H parsed = codec.parse(request.get("codec"));
             String handle = Integer.toString(handles.size() + 1);
-            handles.put(handle, config);
+            handles.put(handle, parsed);
             return Map.of("handle", handle);
         }
+        if (("encode".equals(op) || "decode".equals(op)) && !codec.roles().contains(op)) {
+            throw new BadRequest("this harness does not " + op + " (its roles are " + Json.write(codec.roles()) + ")");
+        }
         if ("encode".equals(op)) {
-            return encode(config(request), request.get("chunk"));
+            return encode(parsedOf(request), request.get("chunk"));
         }
         if ("decode".equals(op)) {
-            return decode(config(request), bytes(request, "data"), request.get("chunk_shape"));
+            return decode(parsedOf(request), bytes(request, "data"), request.get("chunk_shape"));
         }
         if ("bench".equals(op)) {
             return bench(request);
+        }
+        if ("build".equals(op) && codec.roles().contains("build")) {
+            if (!(request.get("options") instanceof Map)) {
+                throw new BadRequest("build options must be an object, got " + Json.show(request.get("options")));
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, Object> options = (Map<String, Object>) request.get("options");
+            Map<String, Object> reply = new LinkedHashMap<>();
+            reply.put("codec", codec.build(options));
+            return reply;
         }
         throw new BadRequest("unknown op " + Json.show(op));
     }
@@ -254,12 +260,11 @@ public final class Harness {
         started = true;
         Map<String, Object> reply = new LinkedHashMap<>();
         reply.put("protocol", PROTOCOL);
-        reply.put("name", library.name());
-        String version = Harness.class.getPackage().getImplementationVersion();
-        reply.put("version", version == null ? "unknown (not run from its jar)" : version);
-        reply.put("roles", List.of("encode", "decode"));
-        reply.put("versions", library.versions());
-        reply.put("kind", "library");
+        reply.put("name", codec.name());
+        reply.put("version", codec.version());
+        reply.put("roles", codec.roles());
+        reply.put("versions", codec.versions());
+        reply.put("kind", codec.kind());
         reply.put("language", "Java");
         Object framings = request.get("framings");
         if (framings instanceof List && ((List<?>) framings).contains("binary")) {
@@ -268,12 +273,12 @@ public final class Harness {
         return reply;
     }
 
-    private Config config(Map<String, Object> request) {
-        Config config = handles.get(request.get("handle") instanceof String ? (String) request.get("handle") : null);
-        if (config == null) {
+    private H parsedOf(Map<String, Object> request) {
+        String handle = request.get("handle") instanceof String ? (String) request.get("handle") : null;
+        if (handle == null || !handles.containsKey(handle)) {
             throw new BadRequest("unknown handle " + Json.show(request.get("handle")));
         }
-        return config;
+        return handles.get(handle);
     }
 
     /** The binary field {@code key} of {@code holder}: the frame's payload, or base64 text. */
@@ -311,32 +316,7 @@ public final class Harness {
         throw new BadRequest("a shape must be an array of non-negative integers, got " + Json.show(value));
     }
 
-    /**
-     * {height, width, components} of a chunk shape, by the spec's "Supported chunk shapes" table
-     * and its 65535 limit on each spatial axis.
-     */
-    static int[] geometry(int[] shape) throws Rejection {
-        String text = Json.write(shape);
-        if (shape.length < 2) {
-            throw new Rejection("JPEG-SHP-01", "chunk shape " + text + " is " + shape.length + "D: reshape to 2D first", "ChunkError");
-        }
-        if (shape.length > 3) {
-            throw new Rejection("JPEG-SHP-06", "chunk shape " + text + " is " + shape.length + "D: at most 3D", "ChunkError");
-        }
-        int components = shape.length == 2 ? 1 : shape[2];
-        if (components != 1 && components != 3) {
-            throw new Rejection("JPEG-SHP-05", "chunk shape " + text + " has " + components + " channels: 1 or 3 fit a JPEG image", "ChunkError");
-        }
-        for (int axis = 0; axis < 2; axis++) {
-            if (shape[axis] < 1 || shape[axis] > 65535) {
-                throw new Rejection("JPEG-DIM-02", "chunk shape " + text + ": a JPEG image's " + (axis == 0 ? "height" : "width")
-                        + " is 1 to 65535, got " + shape[axis], "ChunkError");
-            }
-        }
-        return new int[] {shape[0], shape[1], components};
-    }
-
-    private Map<String, Object> encode(Config config, Object chunkValue) throws Rejection, IOException {
+    private Map<String, Object> encode(H handle, Object chunkValue) throws Rejection, IOException {
         if (!(chunkValue instanceof Map)) {
             throw new BadRequest("an encode request needs a chunk object");
         }
@@ -361,27 +341,18 @@ public final class Harness {
         if (count != data.length) {
             throw new BadRequest("chunk data has " + data.length + " bytes, shape " + Json.write(shape) + " of " + dtype + " needs " + count);
         }
-        if (!dtype.equals("uint8")) {
-            throw new Rejection("JPEG-DT-01", "chunk dtype is " + dtype + ": only uint8 is supported", "ChunkError");
-        }
-        int[] g = geometry(shape);
-        if (g[2] != config.chunkComponents()) {
-            throw new Rejection("JPEG-CFG-02", "chunk shape " + Json.write(shape) + " has " + g[2] + " component(s), encoded_color_space "
-                    + config.encoded() + " needs " + config.components(), "ChunkError");
-        }
-        return Map.of("data", library.encode(config, data, g[0], g[1], g[2]));
+        return Map.of("data", codec.encode(handle, new Codec.Chunk(shape, (String) dtype, data)));
     }
 
-    private Map<String, Object> decode(Config config, byte[] stream, Object chunkShape) throws Rejection, IOException {
+    private Map<String, Object> decode(H handle, byte[] stream, Object chunkShape) throws Rejection, IOException {
         int[] shape = shape(chunkShape);
-        int[] g = geometry(shape);
-        if (g[2] != config.chunkComponents()) {
-            throw new Rejection("JPEG-DIM-03", "chunk shape " + Json.write(shape) + " has " + g[2] + " component(s), decoded_color_space "
-                    + config.decoded() + " has " + config.chunkComponents(), "ChunkError");
+        byte[] samples = codec.decode(handle, stream, shape);
+        long count = 1;
+        for (int n : shape) {
+            count *= n;
         }
-        byte[] samples = library.decode(config, stream, g[0], g[1], g[2]);
-        if (samples.length != (long) g[0] * g[1] * g[2]) {
-            throw new IllegalStateException(library.name() + " returned " + samples.length + " samples for a " + g[0] + "x" + g[1] + "x" + g[2] + " chunk");
+        if (samples.length != count) {
+            throw new IllegalStateException(codec.name() + " returned " + samples.length + " samples for a " + Json.write(shape) + " chunk");
         }
         Map<String, Object> chunk = new LinkedHashMap<>();
         chunk.put("shape", shape);

@@ -31,6 +31,9 @@ import javax.imageio.metadata.IIOMetadataNode;
 import javax.imageio.stream.ImageOutputStream;
 import javax.imageio.stream.MemoryCacheImageInputStream;
 import javax.imageio.stream.MemoryCacheImageOutputStream;
+import io.github.zarrdevelopers.jpegconformance.Config;
+import io.github.zarrdevelopers.jpegconformance.Library;
+import io.github.zarrdevelopers.jpegconformance.Rejection;
 import org.w3c.dom.Node;
 
 /**
@@ -40,7 +43,7 @@ import org.w3c.dom.Node;
  * color converted. Subclasses pick the plugin; both plugins are on the class path, so the
  * choice is by provider class, not by ImageIO's ordering.
  */
-abstract class ImageIoJpeg implements JpegLibrary {
+abstract class ImageIoJpeg implements Library {
     /** The JDK's native metadata format, which both plugins read and write. */
     static final String NATIVE_FORMAT = "javax_imageio_jpeg_image_1.0";
 
@@ -56,6 +59,13 @@ abstract class ImageIoJpeg implements JpegLibrary {
     @Override
     public String name() {
         return name;
+    }
+
+    /** The harness jar's version (its manifest's Implementation-Version). */
+    @Override
+    public String version() {
+        String version = ImageIoJpeg.class.getPackage().getImplementationVersion();
+        return version == null ? "unknown (not run from its jar)" : version;
     }
 
     @Override

@@ -1,4 +1,4 @@
-package zarrjpeg.harness;
+package io.github.zarrdevelopers.jpegconformance;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package zarrjpeg.harness;
+package io.github.zarrdevelopers.jpegconformance;
 
 import java.io.EOFException;
 import java.io.IOException;

@@ -1,23 +1,26 @@
-package zarrjpeg.harness;
+package io.github.zarrdevelopers.jpegconformance;
 
 import java.io.IOException;
 import java.util.Map;
 
 /**
- * One JPEG library as a Zarr codec in Java would call it. The harness has already parsed the
- * configuration and checked the chunk's dtype and shape; what happens to pixels and streams
- * is the library's.
- *
- * <p>An IOException (ImageIO's IIOException among them) is the library refusing: the harness
- * replies {@code rejected}. A {@link Rejection} is the codec refusing what the library cannot
- * do. Anything else thrown is a failure: {@code error}.
+ * One JPEG library as a Zarr codec in Java would call it, behind the spec's parse rules and
+ * chunk-shape table ({@link Harness#specParse}): the configuration is parsed and the chunk's
+ * dtype and shape checked before it is called; what happens to pixels and streams is its own.
  */
-interface JpegLibrary {
+public interface Library {
     /** The harness name: the row of the matrix. */
     String name();
 
+    /** The harness's version. */
+    String version();
+
     /** Library and runtime versions, read from the build. */
     Map<String, String> versions();
+
+    /** Refuse, when parsing, a valid configuration the library cannot honor (an optional feature). */
+    default void accepts(Config config) throws Rejection {
+    }
 
     /** A JPEG stream of {@code height x width x components} uint8 samples in C order. */
     byte[] encode(Config config, byte[] samples, int height, int width, int components) throws Rejection, IOException;

@@ -1,4 +1,4 @@
-package zarrjpeg.harness;
+package io.github.zarrdevelopers.jpegconformance;
 
 import java.math.BigDecimal;
 import java.util.Arrays;
@@ -16,23 +16,23 @@ import java.util.Set;
  * @param decoded "grayscale", "ycbcr" or "rgb": what the chunk holds
  * @param subsampling {h, v} per component
  */
-record Config(int quality, String encoded, String decoded, int[][] subsampling) {
+public record Config(int quality, String encoded, String decoded, int[][] subsampling) {
     private static final List<String> COLOR_SPACES = List.of("grayscale", "ycbcr", "rgb");
     private static final Set<String> MEMBERS = Set.of("quality", "encoded_color_space", "decoded_color_space", "subsampling");
     /** decoded/encoded pairs of the spec's conversion table. */
     private static final Set<String> COMBINATIONS = Set.of("grayscale/grayscale", "rgb/ycbcr", "rgb/rgb", "ycbcr/ycbcr");
 
     /** Components of the stream, fixed by encoded_color_space. */
-    int components() {
+    public int components() {
         return encoded.equals("grayscale") ? 1 : 3;
     }
 
     /** Components of the chunk, fixed by decoded_color_space. */
-    int chunkComponents() {
+    public int chunkComponents() {
         return decoded.equals("grayscale") ? 1 : 3;
     }
 
-    static Config parse(Object codec) throws Rejection {
+    public static Config parse(Object codec) throws Rejection {
         if (!(codec instanceof Map)) {
             throw new Rejection("JPEG-CFG-01", "the codec object must be a JSON object, got " + Json.show(codec), "ConfigError");
         }
