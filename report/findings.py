@@ -35,14 +35,14 @@ def findings_text(results: Sequence[CaseResult]) -> str:
         for f in findings:
             shown = ", ".join(f.cases[:3]) + (f" and {len(f.cases) - 3} more" if len(f.cases) > 3 else "")
             out.append(f"  {f.label} {f.level}: {len(f.cases)} case(s), blocks {f.blocked}: {shown}")
-            for text in (f.text, f.message):
-                if text:
-                    out.append(textwrap.indent(textwrap.fill(text, 96), "      "))
+            # Unwrapped: a CI log wraps for its reader, and a message keeps its own line breaks.
+            out.extend(textwrap.indent(text, "      ") for text in (f.text, f.message) if text)
     return "\n".join(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.report.findings", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.report.findings",
+                                     description="Print the root findings of results files, each once.")
     parser.add_argument("results", type=Path, nargs="+", help="results files written by pytest --results")
     args = parser.parse_args(argv)
     try:
