@@ -341,7 +341,7 @@ HARNESSES: dict[str, Harness] = {
                 "the JDK's javax.imageio JPEG plugin (what zarr-java's proposed codec uses), encode and decode",
                 "java", _java_library("imageio"), JAVA, JVM_ENVIRONMENT),
         Harness("java-twelvemonkeys", "Java",
-                "TwelveMonkeys imageio-jpeg (pom.xml) through javax.imageio, encode and decode",
+                "TwelveMonkeys imageio-jpeg (harness/pom.xml) through javax.imageio, encode and decode",
                 "java", _java_library("twelvemonkeys"), JAVA, JVM_ENVIRONMENT),
         Harness("go-image-jpeg", "Go",
                 "Go's standard image/jpeg: decode, and encode of grayscale and 4:2:0 YCbCr (all it writes)",

@@ -2,7 +2,7 @@
 // on the stream, drawn into a 2D canvas, read back with getImageData. The driver
 // (libraries/chromium.mjs) calls window.decodeChunk and relays the result.
 
-import { Rejection, fitFrame, fromRGBA, readFrame } from "../shim.mjs";
+import { Rejection, fitFrame, fromRGBA, readFrame } from "../kit/spec.mjs";
 
 // Colour management off where the API allows it: no ICC conversion of the image, an sRGB
 // canvas (the driver's Chromium runs with an sRGB display profile), no premultiplication.

@@ -6,11 +6,11 @@
 // served from this folder by request interception, and every other request is refused.
 
 import { readFileSync } from "node:fs";
-import { Rejection, noYcbcrOutput } from "../shim.mjs";
+import { Rejection, noYcbcrOutput } from "../kit/spec.mjs";
 
 const ORIGIN = "http://zarr-jpeg-conformance.invalid";
 // The files the page may load, by URL path; relative to this folder's parent.
-const FILES = { "/browser/page.html": "text/html", "/browser/page.mjs": "text/javascript", "/shim.mjs": "text/javascript" };
+const FILES = { "/browser/page.html": "text/html", "/browser/page.mjs": "text/javascript", "/kit/spec.mjs": "text/javascript" };
 const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
   "--disable-sync", "--no-first-run"];
 

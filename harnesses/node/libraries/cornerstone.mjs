@@ -8,7 +8,7 @@
 
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { Rejection, fitFrame, noYcbcrOutput } from "../shim.mjs";
+import { Rejection, fitFrame, noYcbcrOutput } from "../kit/spec.mjs";
 
 const require = createRequire(import.meta.url);
 const PACKAGE = "@cornerstonejs/codec-libjpeg-turbo-8bit";

@@ -2,7 +2,7 @@
 // It ignores APP14 and converts every 3-component image from YCbCr, as jpgjs does.
 
 import { createRequire } from "node:module";
-import { Rejection, fitFrame, noYcbcrOutput, readFrame } from "../shim.mjs";
+import { Rejection, fitFrame, noYcbcrOutput, readFrame } from "../kit/spec.mjs";
 
 const require = createRequire(import.meta.url);
 

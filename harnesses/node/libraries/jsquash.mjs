@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import encode, { init as initEncode } from "@jsquash/jpeg/encode.js";
 import decode, { init as initDecode } from "@jsquash/jpeg/decode.js";
-import { Rejection, fitFrame, fromRGBA, noYcbcrOutput, readFrame, toRGBA } from "../shim.mjs";
+import { Rejection, fitFrame, fromRGBA, noYcbcrOutput, readFrame, toRGBA } from "../kit/spec.mjs";
 
 const COLOR_SPACE = { grayscale: 1, rgb: 2, ycbcr: 3 }; // mozjpeg's J_COLOR_SPACE numbers
 const wasm = (path) => readFileSync(new URL(import.meta.resolve(`@jsquash/jpeg/${path}`)));

@@ -1,6 +1,6 @@
 // pdf.js's JpegImage: the upstream of neuroglancer's jpgjs, which honours APP14.
 
-import { Rejection, fitFrame, noYcbcrOutput, readFrame } from "../shim.mjs";
+import { Rejection, fitFrame, noYcbcrOutput, readFrame } from "../kit/spec.mjs";
 
 export const library = () => ({
   name: "node-pdfjs",

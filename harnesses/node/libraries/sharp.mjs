@@ -5,7 +5,7 @@
 // header without decoding, which is where the frame is checked against the chunk.
 
 import sharp from "sharp";
-import { Rejection, fitFrame, noYcbcrOutput } from "../shim.mjs";
+import { Rejection, fitFrame, noYcbcrOutput } from "../kit/spec.mjs";
 
 const SCHEMES = { "1,1": "4:4:4", "2,2": "4:2:0" }; // luma factors -> sharp's chromaSubsampling
 

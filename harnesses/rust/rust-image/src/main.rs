@@ -10,14 +10,16 @@
 
 use std::io::Cursor;
 
-use harness_common::{locked, ColorSpace, Config, Geometry, Image, Library, Refusal};
+use harness_versions as locked;
 use image::codecs::jpeg::{JpegDecoder, JpegEncoder};
 use image::{ExtendedColorType, ImageDecoder};
+use zarr_jpeg_conformance_harness::{ColorSpace, Config, Geometry, Image, Library, Refusal};
 
 struct ImageCrate;
 
 impl Library for ImageCrate {
     const NAME: &'static str = "rust-image";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn versions(&self) -> Vec<(&'static str, String)> {
         vec![("image", locked::version("image")), ("zune-jpeg", locked::version("zune-jpeg")), ("rustc", locked::RUSTC.into())]
@@ -74,5 +76,5 @@ impl Library for ImageCrate {
 }
 
 fn main() {
-    std::process::exit(harness_common::run(ImageCrate));
+    std::process::exit(zarr_jpeg_conformance_harness::run(ImageCrate));
 }

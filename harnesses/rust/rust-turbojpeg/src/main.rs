@@ -8,8 +8,9 @@
 //! `decoded_color_space: ycbcr` is refused when parsing; its subsampling is one of the TJSAMP
 //! levels, so other luma factors are refused when parsing too.
 
-use harness_common::{locked, ColorSpace, Config, Geometry, Image, Library, Refusal};
+use harness_versions as locked;
 use turbojpeg::{Colorspace, Compressor, Decompressor, PixelFormat, Subsamp};
+use zarr_jpeg_conformance_harness::{ColorSpace, Config, Geometry, Image, Library, Refusal};
 
 struct TurboJpeg;
 
@@ -33,6 +34,7 @@ fn turbojpeg_error(err: turbojpeg::Error) -> Refusal {
 
 impl Library for TurboJpeg {
     const NAME: &'static str = "rust-turbojpeg";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn versions(&self) -> Vec<(&'static str, String)> {
         vec![
@@ -98,5 +100,5 @@ impl Library for TurboJpeg {
 }
 
 fn main() {
-    std::process::exit(harness_common::run(TurboJpeg));
+    std::process::exit(zarr_jpeg_conformance_harness::run(TurboJpeg));
 }

@@ -7,8 +7,9 @@
 //! store RGB without the YCbCr transform (an APP14 transform 0 stream), so `rgb` is refused
 //! at encode; zune-jpeg honors APP14 when decoding, so `rgb` configurations parse.
 
-use harness_common::{locked, ColorSpace, Config, Geometry, Image, Library, Refusal};
+use harness_versions as locked;
 use jpeg_encoder::{ColorType, Encoder, SamplingFactor};
+use zarr_jpeg_conformance_harness::{ColorSpace, Config, Geometry, Image, Library, Refusal};
 use zune_jpeg::zune_core::{bytestream::ZCursor, colorspace::ColorSpace as Zune, options::DecoderOptions};
 use zune_jpeg::JpegDecoder;
 
@@ -16,6 +17,7 @@ struct ZuneJpeg;
 
 impl Library for ZuneJpeg {
     const NAME: &'static str = "rust-zune-jpeg";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn versions(&self) -> Vec<(&'static str, String)> {
         vec![
@@ -77,5 +79,5 @@ impl Library for ZuneJpeg {
 }
 
 fn main() {
-    std::process::exit(harness_common::run(ZuneJpeg));
+    std::process::exit(zarr_jpeg_conformance_harness::run(ZuneJpeg));
 }

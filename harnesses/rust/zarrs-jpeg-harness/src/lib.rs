@@ -11,8 +11,9 @@
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
-use harness_common::{locked, Codec, Refusal};
+use harness_versions as locked;
 use serde_json::Value;
+use zarr_jpeg_conformance_harness::{Codec, Refusal};
 use zarrs::array::{ArrayBytes, ArrayToBytesCodecTraits, CodecChain, CodecOptions, DataType, FillValue};
 use zarrs::metadata::v3::MetadataV3;
 
@@ -45,12 +46,13 @@ fn chunk_shape(shape: &[u64]) -> Result<Vec<NonZeroU64>, Refusal> {
 fn data_type(dtype: &str) -> Result<(DataType, FillValue), Refusal> {
     let data_type = DataType::from_metadata(&MetadataV3::new(dtype))
         .map_err(|err| refusal(&format!("zarrs has no data type {dtype:?}"), err, "PluginCreateError"))?;
-    let size = harness_common::itemsize(dtype).unwrap_or(1);
+    let size = zarr_jpeg_conformance_harness::itemsize(dtype).unwrap_or(1);
     Ok((data_type, FillValue::new(vec![0; size])))
 }
 
 impl<const TURBO: bool> Codec for ZarrsJpeg<TURBO> {
     const NAME: &'static str = if TURBO { "zarrs-jpeg-turbo" } else { "zarrs-jpeg-rust" };
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     type Handle = Handle;
 
     fn versions(&self) -> Vec<(&'static str, String)> {

@@ -11,6 +11,6 @@ fn main() {
     if let Some(code) = zarrs_jpeg_harness::store_command(&args) {
         std::process::exit(code);
     }
-    let libraries = ["zune-jpeg", "mozjpeg-rs"].map(|name| (name, harness_common::locked::version(name))).to_vec();
-    std::process::exit(harness_common::run_codec(zarrs_jpeg_harness::ZarrsJpeg::<false> { libraries }));
+    let libraries = ["zune-jpeg", "mozjpeg-rs"].map(|name| (name, harness_versions::version(name))).to_vec();
+    std::process::exit(zarr_jpeg_conformance_harness::run_codec(zarrs_jpeg_harness::ZarrsJpeg::<false> { libraries }));
 }

@@ -8,9 +8,7 @@ fn main() {
     if let Some(code) = zarrs_jpeg_harness::store_command(&args) {
         std::process::exit(code);
     }
-    let libraries = vec![
-        ("turbojpeg", harness_common::locked::version("turbojpeg")),
-        ("libjpeg-turbo", env!("LIBJPEG_TURBO_VERSION").into()),
-    ];
-    std::process::exit(harness_common::run_codec(zarrs_jpeg_harness::ZarrsJpeg::<true> { libraries }));
+    let libraries =
+        vec![("turbojpeg", harness_versions::version("turbojpeg")), ("libjpeg-turbo", env!("LIBJPEG_TURBO_VERSION").into())];
+    std::process::exit(zarr_jpeg_conformance_harness::run_codec(zarrs_jpeg_harness::ZarrsJpeg::<true> { libraries }));
 }

@@ -1,0 +1,137 @@
+package io.github.zarrdevelopers.jpegconformance;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.Map;
+
+/**
+ * The protocol's two framings on stdin/stdout (docs/protocol.md). JSON lines: one message a
+ * line, arrays and streams base64 inside it. Binary, once the start reply chose it: a JSON
+ * header line and, when it has {@code "payload": N}, exactly N raw bytes after it.
+ *
+ * <p>Inside the harness a message is a map whose one binary field (a request's or reply's
+ * {@code data}, at the top or in {@code chunk}) holds a {@code byte[]}: the framing decides
+ * whether it travels as base64 or as the payload.
+ */
+final class Wire {
+    private final InputStream in;
+    private final OutputStream out;
+    private final byte[] buffer = new byte[1 << 16];
+    private int position;
+    private int limit;
+    /** Binary framing, from the request after the start reply on. */
+    boolean binary;
+
+    Wire(InputStream in, OutputStream out) {
+        this.in = in;
+        this.out = out;
+    }
+
+    /** The next line without its end, or null at end of input; blank lines are skipped. */
+    byte[] readLine() throws IOException {
+        while (true) {
+            byte[] line = rawLine();
+            if (line == null) {
+                return null;
+            }
+            int end = line.length;
+            if (end > 0 && line[end - 1] == '\r') {
+                end--;
+            }
+            boolean blank = true;
+            for (int i = 0; i < end && blank; i++) {
+                blank = line[i] == ' ' || line[i] == '\t';
+            }
+            if (!blank) {
+                return end == line.length ? line : Arrays.copyOf(line, end);
+            }
+        }
+    }
+
+    private byte[] rawLine() throws IOException {
+        byte[] line = new byte[0];
+        int length = 0;
+        while (true) {
+            if (position == limit && !fill()) {
+                return length == 0 ? null : Arrays.copyOf(line, length);
+            }
+            int end = position;
+            while (end < limit && buffer[end] != '\n') {
+                end++;
+            }
+            int n = end - position;
+            if (length + n > line.length) {
+                line = Arrays.copyOf(line, Math.max(length + n, 2 * line.length));
+            }
+            System.arraycopy(buffer, position, line, length, n);
+            length += n;
+            position = end;
+            if (end < limit) {
+                position++; // the newline
+                return Arrays.copyOf(line, length);
+            }
+        }
+    }
+
+    private boolean fill() throws IOException {
+        int n = in.read(buffer, 0, buffer.length);
+        if (n <= 0) {
+            return false;
+        }
+        position = 0;
+        limit = n;
+        return true;
+    }
+
+    /** Exactly {@code n} bytes: a frame's payload. */
+    byte[] readPayload(int n) throws IOException {
+        byte[] payload = new byte[n];
+        int have = Math.min(n, limit - position);
+        System.arraycopy(buffer, position, payload, 0, have);
+        position += have;
+        while (have < n) {
+            int got = in.read(payload, have, n - have);
+            if (got <= 0) {
+                throw new EOFException("input ended " + (n - have) + " bytes into a " + n + "-byte payload");
+            }
+            have += got;
+        }
+        return payload;
+    }
+
+    /** Writes one reply in the current framing and flushes it. */
+    void write(Map<String, Object> reply) throws IOException {
+        Map<String, Object> holder = holderOf(reply);
+        byte[] payload = holder == null ? null : (byte[]) holder.get("data");
+        if (payload != null && binary) {
+            holder.remove("data");
+            reply.put("payload", payload.length);
+        } else if (payload != null) {
+            holder.put("data", Base64.getEncoder().encodeToString(payload));
+        }
+        out.write(Json.write(reply).getBytes(StandardCharsets.UTF_8));
+        out.write('\n');
+        if (payload != null && binary) {
+            out.write(payload);
+        }
+        out.flush();
+    }
+
+    /** The map that carries a message's binary field: the message itself, or its chunk. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> holderOf(Map<String, Object> message) {
+        if (message.get("data") instanceof byte[]) {
+            return message;
+        }
+        Object chunk = message.get("chunk");
+        if (chunk instanceof Map && ((Map<String, Object>) chunk).get("data") instanceof byte[]) {
+            return (Map<String, Object>) chunk;
+        }
+        return null;
+    }
+}

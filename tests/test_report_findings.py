@@ -1,0 +1,52 @@
+"""report.findings: a results file's root findings, each once, as a codec's CI prints them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from zarr_jpeg_conformance.report.findings import main
+
+
+def _line(impl: str, case: str, outcome: str, **extra: object) -> str:
+    return json.dumps({"format_version": 1, "implementation": impl, "case": case, "outcome": outcome, "level": "MUST",
+                       "requirements": ["JPEG-SUB-05"], "message": f"{outcome}: [JPEG-SUB-05] observed: refused", "metrics": {},
+                       "test": f"suites/test_bitstream.py::test_stream_structure[{case}]", **extra})
+
+
+def test_findings_name_each_root_once_with_what_it_blocks(tmp_path: Path, capsys: object) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join([
+        _line("my-codec", "config.quality.min", "fail", finding="JPEG-SUB-05"),
+        _line("my-codec", "bitstream.stream_structure[gray-q1]", "blocked", blocked_by="config.quality.min"),
+        _line("my-codec", "bitstream.stream_structure[gray-q50]", "blocked", blocked_by="config.quality.min"),
+        _line("my-codec", "bitstream.stream_structure[gray-q100]", "blocked", blocked_by="config.quality.min"),
+        _line("my-codec", "bitstream.stream_structure[gray-q90]", "pass"),
+        _line("-", "config.quality.max", "pass"),
+    ]) + "\n")
+    assert main([str(results)]) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    lines = out.splitlines()
+    assert lines[0] == "my-codec: 1 root finding (JPEG-SUB-05); 3 cases blocked"
+    assert lines[1] == "  JPEG-SUB-05 MUST: 1 case(s), blocks 3: config.quality.min"
+    assert lines[2].startswith("      With encoded_color_space: rgb or grayscale, no subsampling is applied"), "the spec's words, whole"
+    assert lines[3] == "      [JPEG-SUB-05] observed: refused", "then what was observed"
+    assert not any(line.startswith("-:") for line in lines), "the corpus's own checks are no implementation"
+
+
+def test_an_unreadable_file_is_exit_2(tmp_path: Path, capsys: object) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"implementation": "x"}\n')
+    assert main([str(results)]) == 2
+    assert "cannot read the results" in capsys.readouterr().err  # type: ignore[attr-defined]
+
+
+def test_a_finding_shows_three_cases_and_counts_the_rest(tmp_path: Path, capsys: object) -> None:
+    results = tmp_path / "results.jsonl"
+    cases = ["config.quality.min", "config.quality.max", "config.quality.zero", "config.name.jpeg"]
+    for shown in (3, 4):
+        results.write_text("\n".join(_line("my-codec", c, "fail", finding="JPEG-SUB-05") for c in cases[:shown]) + "\n")
+        assert main([str(results)]) == 0
+        lines = capsys.readouterr().out.splitlines()  # type: ignore[attr-defined]
+        more = " and 1 more" if shown > 3 else ""
+        assert lines[1] == f"  JPEG-SUB-05 MUST: {shown} case(s), blocks 0: {', '.join(cases[:3])}{more}"
