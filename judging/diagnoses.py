@@ -136,8 +136,12 @@ def diagnose_encode(got: np.ndarray, chunk: np.ndarray, encoded: str, decoded: s
         candidates.append(("encode-reversed", lambda: chunk[..., ::-1]))
     candidates += _geometry(chunk)
     if through is not None:
-        candidates = [(name, lambda make=make: through(np.ascontiguousarray(make()))) for name, make in candidates]
+        candidates = [(name, _through(through, make)) for name, make in candidates]
     return _explains(got, chunk if expected is None else expected, candidates)
+
+
+def _through(through: Callable[[np.ndarray], np.ndarray], make: Callable[[], np.ndarray]) -> Callable[[], np.ndarray]:
+    return lambda: through(np.ascontiguousarray(make()))
 
 
 def cite(fault: str | None, own: str) -> tuple[str, str]:
