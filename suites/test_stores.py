@@ -200,11 +200,6 @@ def test_store_corpus_is_complete() -> None:
         assert resource("fixtures", "stores", s.expected).is_file(), f"{s.expected} is missing"
 
 
-def _within(refs: tuple[np.ndarray, ...], family: str) -> Callable[[np.ndarray], bool]:
-    """Whether a decode lies within ``family``'s slack of the expected decodes ``refs``."""
-    return lambda again: judge_decode(again, refs, family)[0]
-
-
 @pytest.mark.parametrize("case", _params(STORES))
 def test_store_holds_its_data(case: Store) -> None:
     """Read by libjpeg-turbo through zarr, each store is its expected array within the store's tolerance."""
