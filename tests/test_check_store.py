@@ -232,6 +232,35 @@ def test_an_unknown_codec_is_an_error_not_a_guess() -> None:
     assert plan is None and findings[0].outcome == "error" and "not known to zarr" in findings[0].observed
 
 
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+@pytest.mark.parametrize(("codecs", "words"), [
+    ([{"name": 5}, _jpeg()], "'codecs' is not a list of codec objects with a name"),
+    (["jpeg"], "'codecs' is not a list of codec objects with a name"),
+    ([BYTES, _jpeg()], "the chain has 2 array -> bytes codecs (['bytes', 'jpeg']); Zarr v3 needs exactly one"),
+], ids=["name-not-text", "not-an-object", "two-array-bytes"])
+def test_a_chain_that_cannot_be_followed_is_an_error_that_says_why(codecs: list[Any], words: str) -> None:
+    plan, findings = analyse(Node("a", _meta(codecs, [32, 32], [32, 32])))
+    assert plan is None and [f.outcome for f in findings] == ["error"] and words in findings[0].observed, findings
+
+
+def test_a_shard_uses_jpeg_only_when_its_inner_chain_holds_it() -> None:
+    from zarr_jpeg_conformance.check_store.metadata import uses_jpeg
+
+    def sharded(inner: object) -> dict[str, Any]:
+        return {"codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [8, 8], "codecs": inner}}]}
+
+    assert uses_jpeg(sharded([_jpeg()])) and uses_jpeg({"codecs": [_jpeg()]})
+    assert not uses_jpeg(sharded([BYTES])) and not uses_jpeg(sharded("jpeg")) and not uses_jpeg({"codecs": [BYTES]})
+
+
+def test_a_chunk_is_at_the_edge_only_when_it_runs_past_the_array() -> None:
+    plan, _ = analyse(Node("a", _meta([_jpeg()], [64, 60], [32, 32])))
+    assert plan is not None
+    assert [plan.at_edge(c) for c in ((0, 0), (1, 0), (0, 1), (1, 1))] == [False, False, True, True]
+
+
 def test_bytes_codecs_after_jpeg_are_unwrapped(tmp_path: Path) -> None:
     import zarr
     from zarr.codecs import Crc32cCodec
@@ -355,6 +384,25 @@ def test_the_chunk_map_fits_the_page_width_whatever_the_grid(grid: tuple[int, in
     figure = html._map({"map": chunk_map.to_json(), "path": "/a", "sharded": False})
     width = int(re.search(r'<svg [^>]*width="(\d+)"', figure).group(1))  # type: ignore[union-attr]
     assert chunk_map.cells.shape[1] * 2 <= width <= html.MAP_WIDTH, (grid, width)
+
+
+def test_the_chunk_map_draws_listed_positions_where_they_are_and_names_every_status() -> None:
+    """Listed positions land at their own cells, a cell shows the worst of its chunks, and each status has its colour."""
+    chunk_map = ChunkMap((2, 5))
+    chunk_map.add(0, bytes([2, 2]), indices=[3, 6])
+    chunk_map.add(0, bytes([1, 4]))
+    assert chunk_map.to_json()["cells"] == ["14020", "02000"]
+    assert sorted(chunk_map.to_json()["legend"].values()) == sorted(["none", "fill", "pass", "warn", "fail", "error"])
+    wide = ChunkMap((3, 241))  # more than 240 columns of chunks: two a cell
+    assert wide.cells.shape == (3, 121) and ChunkMap((121, 2)).cells.shape == (61, 2)
+
+
+def test_an_array_is_as_bad_as_its_metadata_even_when_every_chunk_passes() -> None:
+    plan, _ = analyse(Node("a", _meta([_jpeg()], [32, 32], [32, 32])))
+    array = ArrayResult(Node("a", {}), plan, {"outcome": "fail"}, map=None)
+    array.counts.update({"pass": 1})
+    assert array.outcome == "fail"
+    assert ArrayResult(Node("a", {}), plan, None, counts=array.counts).outcome == "pass"
 
 
 def test_a_header_seen_before_is_recognized_only_when_the_stream_starts_with_it(stores: tuple[Path, Path, list[Fault]]) -> None:
