@@ -427,6 +427,39 @@ def test_a_record_carries_the_strongest_level_of_its_findings() -> None:
     assert level(("JPEG-Q-03", "warn")) == "MAY" and level(("", "error")) == ""
 
 
+def test_header_walk_asks_for_the_whole_segment_whose_length_it_has_just_read() -> None:
+    from zarr_jpeg_conformance.check_store import chunks
+
+    assert chunks._walk_headers(b"\xff\xd8\xff\xda\x00\x0c") == -16  # SOS of 12 bytes: 16 in all
+    assert chunks._walk_headers(b"\xff\xd8\xff\xda\x00\x02") == 6  # an empty SOS header ends where the data does
+    assert chunks._walk_headers(b"\xff\xd8\xff\xda\x00") == -6  # not yet the length itself
+
+
+def test_a_frame_narrower_than_the_chunk_says_by_how_many_columns(tmp_path: Path) -> None:
+    from zarr_jpeg_conformance.backends import load_backend
+    from zarr_jpeg_conformance.check_store import chunks
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    plan, _ = analyse(Node("a", _meta([_jpeg()], [32, 32], [32, 32])))
+    assert plan is not None
+    stream = load_backend("pillow").encode(parse_codec(_jpeg()), np.zeros((32, 24, 1), np.uint8))
+    found = chunks._judge(plan, inspect(stream), False)
+    assert [f.requirement for f in found] == ["JPEG-DIM-01"] and "8 columns short" in found[0].observed, found
+
+
+def test_decoding_without_any_jpeg_backend_is_an_error_that_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zarr_jpeg_conformance import backends
+    from zarr_jpeg_conformance.check_store import chunks
+
+    def unavailable(name: str) -> None:
+        raise backends.BackendUnavailable(name)
+
+    monkeypatch.setattr(backends, "load_backend", unavailable)
+    with pytest.raises(RuntimeError, match=r"no JPEG backend loads: install zarr-jpeg-conformance\[turbojpeg\]"):
+        chunks.decoder_name(Options(store="x", decode=True))
+    assert chunks.decoder_name(Options(store="x", decode=True, decoder="pillow")) == "pillow"
+
+
 def test_header_walk_stops_at_a_second_soi_or_an_eoi() -> None:
     from zarr_jpeg_conformance.check_store.chunks import header_extent
 
