@@ -427,6 +427,20 @@ def test_a_record_carries_the_strongest_level_of_its_findings() -> None:
     assert level(("JPEG-Q-03", "warn")) == "MAY" and level(("", "error")) == ""
 
 
+def test_a_local_read_gives_exactly_the_bytes_of_its_range_and_refuses_a_range_it_does_not_know() -> None:
+    from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+
+    from zarr_jpeg_conformance.check_store.stores import _read_open
+
+    data = b"abcdef"
+    assert _read_open(io.BytesIO(data), RangeByteRequest(2, 2)) == b""
+    assert _read_open(io.BytesIO(data), RangeByteRequest(2, 4)) == b"cd"
+    assert _read_open(io.BytesIO(data), SuffixByteRequest(9)) == data  # more than the file holds: all of it
+    assert _read_open(io.BytesIO(data), SuffixByteRequest(2)) == b"ef" and _read_open(io.BytesIO(data), None) == data
+    with pytest.raises(TypeError, match="unexpected byte range"):
+        _read_open(io.BytesIO(data), OffsetByteRequest(1))  # type: ignore[arg-type]
+
+
 def test_header_walk_asks_for_the_whole_segment_whose_length_it_has_just_read() -> None:
     from zarr_jpeg_conformance.check_store import chunks
 
