@@ -312,6 +312,9 @@ def test_an_inner_chunk_past_the_end_of_its_shard_is_an_error_not_a_fail(tmp_pat
     assert (rec["case"], rec["outcome"], rec["requirements"]) == (_case(fault), "error", [])
     assert "past the end of the shard" in rec["message"] and "EOI" not in rec["message"], rec["message"]
     assert result.totals() == {"pass": 3, "error": 1}
+    # The fixture's chunk ends exactly `beyond` bytes past the end of the shard.
+    end = int(re.search(r"at bytes \d+\.\.(\d+), past the end", rec["message"]).group(1))  # type: ignore[union-attr]
+    assert end - (tmp_path / "short.zarr" / "c" / "0" / "0" / "0").stat().st_size == beyond, rec["message"]
 
 
 def test_error_records_make_a_store_nonconforming_without_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
