@@ -232,6 +232,35 @@ def test_an_unknown_codec_is_an_error_not_a_guess() -> None:
     assert plan is None and findings[0].outcome == "error" and "not known to zarr" in findings[0].observed
 
 
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+@pytest.mark.parametrize(("codecs", "words"), [
+    ([{"name": 5}, _jpeg()], "'codecs' is not a list of codec objects with a name"),
+    (["jpeg"], "'codecs' is not a list of codec objects with a name"),
+    ([BYTES, _jpeg()], "the chain has 2 array -> bytes codecs (['bytes', 'jpeg']); Zarr v3 needs exactly one"),
+], ids=["name-not-text", "not-an-object", "two-array-bytes"])
+def test_a_chain_that_cannot_be_followed_is_an_error_that_says_why(codecs: list[Any], words: str) -> None:
+    plan, findings = analyse(Node("a", _meta(codecs, [32, 32], [32, 32])))
+    assert plan is None and [f.outcome for f in findings] == ["error"] and words in findings[0].observed, findings
+
+
+def test_a_shard_uses_jpeg_only_when_its_inner_chain_holds_it() -> None:
+    from zarr_jpeg_conformance.check_store.metadata import uses_jpeg
+
+    def sharded(inner: object) -> dict[str, Any]:
+        return {"codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [8, 8], "codecs": inner}}]}
+
+    assert uses_jpeg(sharded([_jpeg()])) and uses_jpeg({"codecs": [_jpeg()]})
+    assert not uses_jpeg(sharded([BYTES])) and not uses_jpeg(sharded("jpeg")) and not uses_jpeg({"codecs": [BYTES]})
+
+
+def test_a_chunk_is_at_the_edge_only_when_it_runs_past_the_array() -> None:
+    plan, _ = analyse(Node("a", _meta([_jpeg()], [64, 60], [32, 32])))
+    assert plan is not None
+    assert [plan.at_edge(c) for c in ((0, 0), (1, 0), (0, 1), (1, 1))] == [False, False, True, True]
+
+
 def test_bytes_codecs_after_jpeg_are_unwrapped(tmp_path: Path) -> None:
     import zarr
     from zarr.codecs import Crc32cCodec
@@ -283,6 +312,9 @@ def test_an_inner_chunk_past_the_end_of_its_shard_is_an_error_not_a_fail(tmp_pat
     assert (rec["case"], rec["outcome"], rec["requirements"]) == (_case(fault), "error", [])
     assert "past the end of the shard" in rec["message"] and "EOI" not in rec["message"], rec["message"]
     assert result.totals() == {"pass": 3, "error": 1}
+    # The fixture's chunk ends exactly `beyond` bytes past the end of the shard.
+    end = int(re.search(r"at bytes \d+\.\.(\d+), past the end", rec["message"]).group(1))  # type: ignore[union-attr]
+    assert end - (tmp_path / "short.zarr" / "c" / "0" / "0" / "0").stat().st_size == beyond, rec["message"]
 
 
 def test_error_records_make_a_store_nonconforming_without_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -357,6 +389,25 @@ def test_the_chunk_map_fits_the_page_width_whatever_the_grid(grid: tuple[int, in
     assert chunk_map.cells.shape[1] * 2 <= width <= html.MAP_WIDTH, (grid, width)
 
 
+def test_the_chunk_map_draws_listed_positions_where_they_are_and_names_every_status() -> None:
+    """Listed positions land at their own cells, a cell shows the worst of its chunks, and each status has its colour."""
+    chunk_map = ChunkMap((2, 5))
+    chunk_map.add(0, bytes([2, 2]), indices=[3, 6])
+    chunk_map.add(0, bytes([1, 4]))
+    assert chunk_map.to_json()["cells"] == ["14020", "02000"]
+    assert sorted(chunk_map.to_json()["legend"].values()) == sorted(["none", "fill", "pass", "warn", "fail", "error"])
+    wide = ChunkMap((3, 241))  # more than 240 columns of chunks: two a cell
+    assert wide.cells.shape == (3, 121) and ChunkMap((121, 2)).cells.shape == (61, 2)
+
+
+def test_an_array_is_as_bad_as_its_metadata_even_when_every_chunk_passes() -> None:
+    plan, _ = analyse(Node("a", _meta([_jpeg()], [32, 32], [32, 32])))
+    array = ArrayResult(Node("a", {}), plan, {"outcome": "fail"}, map=None)
+    array.counts.update({"pass": 1})
+    assert array.outcome == "fail"
+    assert ArrayResult(Node("a", {}), plan, None, counts=array.counts).outcome == "pass"
+
+
 def test_a_header_seen_before_is_recognized_only_when_the_stream_starts_with_it(stores: tuple[Path, Path, list[Fault]]) -> None:
     """header_extent against a walk of each stream's segments, headers of different lengths in turn."""
     from zarr_jpeg_conformance.check_store import chunks
@@ -377,6 +428,53 @@ def test_a_record_carries_the_strongest_level_of_its_findings() -> None:
     assert level(("JPEG-Q-03", "warn"), ("JPEG-SUB-06", "warn")) == "SHOULD"
     assert level(("JPEG-Q-03", "warn"), ("JPEG-X-16", "warn"), ("JPEG-Q-01", "fail")) == "MUST"
     assert level(("JPEG-Q-03", "warn")) == "MAY" and level(("", "error")) == ""
+
+
+def test_a_local_read_gives_exactly_the_bytes_of_its_range_and_refuses_a_range_it_does_not_know() -> None:
+    from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+
+    from zarr_jpeg_conformance.check_store.stores import _read_open
+
+    data = b"abcdef"
+    assert _read_open(io.BytesIO(data), RangeByteRequest(2, 2)) == b""
+    assert _read_open(io.BytesIO(data), RangeByteRequest(2, 4)) == b"cd"
+    assert _read_open(io.BytesIO(data), SuffixByteRequest(9)) == data  # more than the file holds: all of it
+    assert _read_open(io.BytesIO(data), SuffixByteRequest(2)) == b"ef" and _read_open(io.BytesIO(data), None) == data
+    with pytest.raises(TypeError, match="unexpected byte range"):
+        _read_open(io.BytesIO(data), OffsetByteRequest(1))  # type: ignore[arg-type]
+
+
+def test_header_walk_asks_for_the_whole_segment_whose_length_it_has_just_read() -> None:
+    from zarr_jpeg_conformance.check_store import chunks
+
+    assert chunks._walk_headers(b"\xff\xd8\xff\xda\x00\x0c") == -16  # SOS of 12 bytes: 16 in all
+    assert chunks._walk_headers(b"\xff\xd8\xff\xda\x00\x02") == 6  # an empty SOS header ends where the data does
+    assert chunks._walk_headers(b"\xff\xd8\xff\xda\x00") == -6  # not yet the length itself
+
+
+def test_a_frame_narrower_than_the_chunk_says_by_how_many_columns(tmp_path: Path) -> None:
+    from zarr_jpeg_conformance.backends import load_backend
+    from zarr_jpeg_conformance.check_store import chunks
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    plan, _ = analyse(Node("a", _meta([_jpeg()], [32, 32], [32, 32])))
+    assert plan is not None
+    stream = load_backend("pillow").encode(parse_codec(_jpeg()), np.zeros((32, 24, 1), np.uint8))
+    found = chunks._judge(plan, inspect(stream), False)
+    assert [f.requirement for f in found] == ["JPEG-DIM-01"] and "8 columns short" in found[0].observed, found
+
+
+def test_decoding_without_any_jpeg_backend_is_an_error_that_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zarr_jpeg_conformance import backends
+    from zarr_jpeg_conformance.check_store import chunks
+
+    def unavailable(name: str) -> None:
+        raise backends.BackendUnavailable(name)
+
+    monkeypatch.setattr(backends, "load_backend", unavailable)
+    with pytest.raises(RuntimeError, match=r"no JPEG backend loads: install zarr-jpeg-conformance\[turbojpeg\]"):
+        chunks.decoder_name(Options(store="x", decode=True))
+    assert chunks.decoder_name(Options(store="x", decode=True, decoder="pillow")) == "pillow"
 
 
 def test_header_walk_stops_at_a_second_soi_or_an_eoi() -> None:

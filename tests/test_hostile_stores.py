@@ -614,6 +614,18 @@ def test_a_symbolic_link_out_of_a_local_store_is_never_read(tmp_path: Path, stre
     assert "c/0/1" not in by_key and len(by_key) == 3
 
 
+def test_a_store_checked_again_has_its_folders_looked_at_again(tmp_path: Path, stream: bytes) -> None:
+    """What a run learnt of a store's folders is forgotten when a store is opened: a folder may be a link out by now."""
+    outside = _two_by_two(tmp_path / "outside", stream)
+    store = _two_by_two(tmp_path / "store.zarr", stream)
+    assert check(str(store), scheduler="sync").totals()["pass"] == 4
+    shutil.rmtree(store / "c" / "1")
+    (store / "c" / "1").symlink_to(outside / "c" / "1")
+    result = check(str(store), scheduler="sync")
+    assert result.totals()["pass"] == 2 and result.totals()["error"] == 2, result.totals()
+    assert all("symbolic link out of the store" in r["message"] for r in result.records)
+
+
 def test_only_a_holder_of_the_writing_end_is_taken_for_the_harnesss() -> None:
     from zarr_jpeg_conformance.adapters.process import _holders
 

@@ -9,6 +9,7 @@ then the whole plugin: a real suite run with ``--isolate`` must record ``crash``
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -149,7 +150,11 @@ def test_protocol_violations_kill_the_harness() -> None:
     ('{"seq": true, "status": "ok", "protocol": 1, "name": "x", "version": "0", "roles": ["decode"], "versions": {}}',
      r"reply to start \(seq 1\) has seq True"),  # a bool is no seq, though True == 1
     ('{"seq": 1, "status": "ok", "protocol": 1, "version": "0", "roles": ["decode"], "versions": {}}', "start reply has no name"),
-], ids=["bool-seq", "no-name"])
+    ('{"seq": 1, "status": "ok", "protocol": 1, "name": "x", "version": "0", "roles": [], "versions": {}}',
+     r"start reply has roles \[\]: a non-empty subset"),
+    ('{"seq": 1, "status": "ok", "protocol": 1, "name": "x", "version": "0", "roles": ["decode", "fly"], "versions": {}}',
+     r"start reply has roles \['decode', 'fly'\]"),
+], ids=["bool-seq", "no-name", "no-roles", "unknown-role"])
 def test_a_start_reply_that_breaks_the_protocol_is_refused(reply: str, message: str) -> None:
     harness = f"import sys; sys.stdin.readline(); print({reply!r}); sys.stdout.flush(); sys.stdin.readline()"
     with pytest.raises(HarnessProtocolError, match=message):
@@ -447,3 +452,57 @@ def test_the_resident_peak_is_unknown_where_it_cannot_be_reset(monkeypatch: pyte
     with resident_peak(os.getpid()) as peak:
         pass
     assert peak.bytes is None
+
+
+def test_a_stderr_tail_marks_a_cut_only_when_text_is_left() -> None:
+    """The tail keeps the last TEXT_CAP bytes; "[...]" says text was cut before them, and blank output is no text."""
+    import io
+
+    from zarr_jpeg_conformance.adapters.process import StderrTail
+
+    def tail(data: bytes) -> str:
+        t = StderrTail(io.BytesIO(data))
+        return t.since(0, settle=10)
+
+    assert tail(b"boom\n") == "boom"
+    assert tail(b"x" * TEXT_CAP + b"end") == "[...]" + "x" * (TEXT_CAP - 3) + "end"
+    assert tail(b"x" * 10 + b" " * (TEXT_CAP + 10)) == ""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pipe sizes are set on Linux (F_SETPIPE_SZ)")
+def test_a_harness_runs_with_a_2_gib_address_space_and_1_mib_pipes() -> None:
+    """The limit stops a runaway allocation long before it hurts the machine; wide pipes carry a 192 KiB chunk at once."""
+    harness = (
+        "import fcntl, json, resource, sys; sys.stdin.readline()\n"
+        "name = f'as{resource.getrlimit(resource.RLIMIT_AS)[0]}-in{fcntl.fcntl(0, 1032)}-out{fcntl.fcntl(1, 1032)}'\n"
+        "print(json.dumps({'seq': 1, 'status': 'ok', 'protocol': 1, 'name': name, 'version': '0', 'roles': ['decode'],"
+        " 'versions': {}}), flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    adapter = ExecAdapter([sys.executable, "-c", harness], timeout=10)
+    try:
+        assert adapter.name == f"as{2 << 30}-in{1 << 20}-out{1 << 20}"
+    finally:
+        adapter.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="finds who holds the pipe in /proc")
+def test_a_stopped_harness_takes_the_daemon_that_holds_its_stdout_with_it() -> None:
+    """A clean stop closes only stdin until the harness is gone: then whoever still holds its stdout is found and killed."""
+    harness = (
+        "import json, subprocess, sys; sys.stdin.readline()\n"
+        "d = subprocess.Popen(['sleep', '300'], start_new_session=True, stdout=sys.stdout, stdin=subprocess.DEVNULL)\n"
+        "print(json.dumps({'seq': 1, 'status': 'ok', 'protocol': 1, 'name': f'd{d.pid}', 'version': '0',"
+        " 'roles': ['decode'], 'versions': {}}), flush=True)\n"
+        "sys.stdin.readline(); print(json.dumps({'seq': 2, 'status': 'ok'}), flush=True); sys.stdin.readline()\n"
+    )
+    adapter = ExecAdapter([sys.executable, "-c", harness], timeout=10)
+    daemon = int(adapter.name[1:])
+    adapter.close()
+    time.sleep(0.2)
+    state = Path(f"/proc/{daemon}/stat")
+    try:
+        assert not state.exists() or state.read_text().split(")")[-1].split()[0] == "Z", "the daemon still runs"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(daemon, 9)

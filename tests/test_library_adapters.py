@@ -267,3 +267,29 @@ def test_pyvips_writes_no_exif() -> None:
     adapter = load_adapter("pyvips")
     data = adapter.encode(adapter.parse(GRAY), image((16, 16)))
     assert 0xE1 not in inspect(data).app_segments
+
+
+def test_a_chunk_is_refused_outside_1_to_65535_samples_a_side_and_taken_at_both_ends() -> None:
+    """JPEG-DIM-02 bounds each side to 1-65535: the first and last legal widths pass, the next ones do not."""
+    from zarr_jpeg_conformance.adapters.library import MAX_DIMENSION, LibraryRefusal, chunk_image
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    config = parse_codec(GRAY)
+    for width in (1, MAX_DIMENSION):
+        assert chunk_image(config, np.zeros((2, width), np.uint8), "x").shape == (2, width, 1)
+    for shape in ((2, 0), (0, 2), (2, MAX_DIMENSION + 1), (MAX_DIMENSION + 1, 2)):
+        with pytest.raises(LibraryRefusal) as refused:
+            chunk_image(config, np.zeros(shape, np.uint8), "x")
+        assert refused.value.requirement == "JPEG-DIM-02", shape
+
+
+@pytest.mark.parametrize("library", IMAGE_LIBRARIES)
+def test_a_stream_the_library_cannot_read_is_a_clean_refusal_citing_jpeg_dec_01(library: str) -> None:
+    """Not a crash of the adapter: the refusal its library's error amounts to, with the requirement it rests on."""
+    from zarr_jpeg_conformance.adapters.library import LibraryRefusal
+
+    pytest.importorskip(library if library != "opencv" else "cv2")
+    adapter = load_adapter(library)
+    with pytest.raises(LibraryRefusal) as refused:
+        adapter.decode(adapter.parse(GRAY), b"\xff\xd8\xff\xdbgarbage", (8, 8))
+    assert refused.value.requirement == "JPEG-DEC-01" and "could not decode the stream (11 bytes)" in str(refused.value)

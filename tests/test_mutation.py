@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -123,6 +124,25 @@ def test_module_level_limits_run_the_tests_of_the_functions_that_use_them(mutant
              "durations": {}}
     adobe = next(m for m in mutants if m.key == "core/markers.py::<module>::number::12 => 11")
     assert mutate.Selector(ROOT, table).tests(adobe) == (["tests/test_markers.py::test_c", "tests/test_scans.py::test_a"], [])
+
+
+def test_the_map_charges_a_shared_fixture_to_every_test_that_uses_it(tmp_path: Path) -> None:
+    """A module-scoped fixture runs inside the first of its tests; a mutant of what it runs must still meet the others."""
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "lib.py").write_text("def build():\n    return 3\n\n\ndef used():\n    return 4\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_lib.py").write_text(
+        "import pytest\nfrom core import lib\n\n\n@pytest.fixture(scope='module')\ndef made():\n    return lib.build()\n\n\n"
+        "def test_a(made):\n    assert made == 3\n\n\ndef test_b(made):\n    assert made\n\n\n"
+        "def test_c():\n    assert lib.used() == 4\n")
+    code = ("import json, sys; from pathlib import Path; from zarr_jpeg_conformance.tools import mutation_map; "
+            "print(json.dumps(mutation_map.build(Path.cwd(), ['tests'])['functions']))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)}, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    functions = json.loads(done.stdout.strip().splitlines()[-1])
+    assert functions["core/lib.py::build"] == ["tests/test_lib.py::test_a", "tests/test_lib.py::test_b"]
+    assert functions["core/lib.py::used"] == ["tests/test_lib.py::test_c"]
 
 
 def test_the_first_run_of_a_mutant_is_the_cheapest_tests_of_the_files_that_test_it_most() -> None:

@@ -56,6 +56,25 @@ def test_a_zarr_python_reader_reads_only_the_codec_its_package_registers(tmp_pat
     assert (read["ok"], read["exception"]) == (False, "OtherCodec") and "'jpeg'" in read["message"]
 
 
+@pytest.mark.parametrize(("code", "outcome"), [(1, ("zarrs", True)), (3, ("crash", False)), (-11, ("crash", False))])
+def test_a_zarrs_harness_that_exits_non_zero_refused_or_crashed_with_the_end_of_its_words(
+        tmp_path: Path, code: int, outcome: tuple[str, bool]) -> None:
+    """Exit 1 is zarrs refusing (its error printed), anything else a crash; the message is the last 500 characters."""
+    import sys
+
+    harness = tmp_path / "zarrs-harness"
+    end = "import os, signal, sys; " + ("os.kill(os.getpid(), signal.SIGSEGV)" if code < 0 else f"sys.exit({code})")
+    harness.write_text(f"#!{sys.executable}\nimport sys; sys.stderr.write('x' * 600 + 'end'); {end}\n")
+    harness.chmod(0o755)
+    stacks = st._Stacks.__new__(st._Stacks)
+    stacks.work, stacks.unavailable, stacks.binaries = tmp_path, {}, dict.fromkeys(st.RUST_STACKS, str(harness))
+    stack = next(iter(st.RUST_STACKS))
+    for done in (stacks.write_rust(stack, "gray-2d", tmp_path / "w" / "gray-2d"),
+                 stacks.read_rust(stack, tmp_path / "w" / "gray-2d", tmp_path / "r.npy")):
+        assert (done["ok"], done["exception"], done["refused"]) == (False, *outcome)
+        assert done["message"] == ("x" * 600 + "end")[-500:]
+
+
 # ----------------------------------------------------------------- the pages
 
 TABLE: dict[str, Any] = {

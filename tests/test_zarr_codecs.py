@@ -85,6 +85,33 @@ def test_what_has_no_equivalent_is_refused_saying_so(codec: object, mapping: Any
         mapping(codec)
 
 
+def test_an_explicit_subsampling_of_ones_outside_ycbcr_maps_to_no_subsampling() -> None:
+    """Factors of 1 are what grayscale (and rgb) mean anyway: said explicitly, they are no reason to refuse."""
+    gray = _config(quality=90, subsampling=[[1, 1]])
+    rgb = _config(quality=90, encoded_color_space="rgb", subsampling=[[1, 1]] * 3)
+    assert to_cft_zarr(gray) == {"name": "cft_zarr.jpeg", "configuration": {"level": 90}}
+    for codec in (gray, rgb):
+        assert "subsampling" not in imagecodecs_jpeg_object(codec)["configuration"]
+
+
+def test_a_codec_package_is_found_by_its_distribution_and_its_registered_name() -> None:
+    from zarr_jpeg_conformance.adapters.zarr_codecs import installed
+
+    assert installed("numpy", "jpeg")  # this project registers "jpeg"
+    with pytest.raises(ImportError, match=r"^numpy \S+ registers no zarr codec named 'no-such-codec'$"):
+        installed("numpy", "no-such-codec")
+    with pytest.raises(ImportError, match=r"is not installed \(pip install 'zarr-jpeg-conformance\[zarr-codecs\]'\)$"):
+        installed("no-such-distribution", "jpeg")
+    with pytest.raises(ImportError, match=r"\[zarr-codecs\]'; it needs this\)$"):
+        installed("no-such-distribution", "jpeg", "it needs this")
+
+
+def test_osml_decodes_only_what_its_own_parse_returned() -> None:
+    adapter = _loaded("osml-imagery-io")
+    with pytest.raises(TypeError, match="expected a parsed codec from"):
+        adapter.decode(GRAY, b"", (8, 8))
+
+
 def test_osml_reads_a_chunk_as_a_block_of_its_size() -> None:
     rgb = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "rgb"}}
     assert to_osml(rgb, (16, 24, 3))["configuration"] == {

@@ -23,18 +23,29 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .mutants import TARGETS, functions
 
 MAP_FILE = "tests/mutation-map.json"
+#: Coverage context of the setup of a fixture wider than one test (see :class:`_Contexts`).
+FIXTURE_CONTEXT = "fixture:"
 _PARAMS = re.compile(r"\[.*\]$")
 
 
+def _fixture_context(fixturedef: Any) -> str:
+    return f"{FIXTURE_CONTEXT}{fixturedef.baseid}::{fixturedef.argname}"
+
+
 class _Contexts:
-    """pytest plugin: one coverage context per test, handed down to subprocesses too."""
+    """pytest plugin: one coverage context per test, handed down to subprocesses too.
+
+    A fixture wider than one test (module or session scope) is set up once, inside whichever
+    of its tests runs first, yet a mutant run picks its tests alone, and each sets the fixture
+    up again: the setup gets a context of its own, charged to every test that uses it.
+    """
 
     def __init__(self, cov: Any) -> None:
         self.cov = cov
@@ -42,23 +53,53 @@ class _Contexts:
         self.failed: set[str] = set()
         self.skipped: set[str] = set()
         self.items: list[str] = []
+        #: fixture context -> the tests that use the fixture
+        self.users: dict[str, set[str]] = defaultdict(set)
+        #: the test running, then the wider fixtures being set up inside it (one may need another)
+        self._stack: list[str] = []
 
     def pytest_collection_finish(self, session: Any) -> None:
         self.items = [item.nodeid for item in session.items]
+        for item in session.items:
+            info = getattr(item, "_fixtureinfo", None)
+            for defs in (info.name2fixturedefs.values() if info else ()):
+                if defs and defs[-1].scope != "function":
+                    self.users[_fixture_context(defs[-1])].add(item.nodeid)
 
-    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Iterator[None]:
-        self.cov.switch_context(item.nodeid)
+    def _switch(self, context: str) -> None:
+        self.cov.switch_context(context)
+        if not context:
+            os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
+            return
         config = copy.copy(self.cov.config)
-        config.context = item.nodeid
+        config.context = context
         config.parallel = True
         os.environ["COVERAGE_PROCESS_CONFIG"] = config.serialize()
+
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Iterator[None]:
+        self._stack = [item.nodeid]
+        self._switch(item.nodeid)
         try:
             yield
         finally:
-            os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
-            self.cov.switch_context("")
+            self._stack = []
+            self._switch("")
 
     pytest_runtest_protocol.hookwrapper = True  # type: ignore[attr-defined]
+
+    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Iterator[None]:
+        shared = fixturedef.scope != "function" and bool(self._stack)
+        if shared:
+            self._stack.append(_fixture_context(fixturedef))
+            self._switch(self._stack[-1])
+        try:
+            yield
+        finally:
+            if shared:
+                self._stack.pop()
+                self._switch(self._stack[-1])
+
+    pytest_fixture_setup.hookwrapper = True  # type: ignore[attr-defined]
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         self.durations[report.nodeid] += report.duration
@@ -128,7 +169,8 @@ def build(root: Path, pytest_args: list[str] | None = None) -> dict[str, Any]:
     by_function: dict[str, set[str]] = defaultdict(set)
     for rel, per_line in sorted(lines.items()):
         spans = functions((root / rel).read_bytes())
-        for line, tests in per_line.items():
+        for line, contexts in per_line.items():
+            tests = set().union(*(plugin.users.get(c, {c}) for c in contexts)) if contexts else set()
             by_function[f"{rel}::{_qualname_of(spans, line)}"] |= tests & passing
     mapped = {key: _compact(tests, items_by_function) for key, tests in sorted(by_function.items()) if tests}
     used = {t for tests in mapped.values() for t in tests}
@@ -150,14 +192,15 @@ def build(root: Path, pytest_args: list[str] | None = None) -> dict[str, Any]:
     }
 
 
+def _skipped_in(new: dict[str, Any]) -> Callable[[str], bool]:
+    skipped = set(new.get("skipped", []))
+    return lambda test: test in skipped or any(s.startswith(test + "[") for s in skipped)
+
+
 def keep_skipped(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """``new`` with what ``old`` knew of the tests skipped in ``new`` (a harness or backend not installed
     here): their coverage was measured where they ran, and a mutant can still be run against them there."""
-    skipped = set(new.get("skipped", []))
-
-    def was_skipped(test: str) -> bool:
-        return test in skipped or any(s.startswith(test + "[") for s in skipped)
-
+    was_skipped = _skipped_in(new)
     kept = {t for tests in old["functions"].values() for t in tests if t not in new["durations"] and was_skipped(t)}
     functions: dict[str, set[str]] = defaultdict(set)
     for key, tests in new["functions"].items():
@@ -221,11 +264,13 @@ def load(root: Path) -> dict[str, Any]:
 def merge(old: dict[str, Any], new: dict[str, Any], measured: list[str]) -> dict[str, Any]:
     """``old`` with the tests of the files in ``measured`` replaced by their new measurement."""
     files = tuple(a.split("::")[0] for a in measured if not a.startswith("-"))
+    was_skipped = _skipped_in(new)
     functions: dict[str, set[str]] = defaultdict(set)
-    for table, keep in ((old, lambda t: not t.startswith(files)), (new, lambda t: True)):
+    # A test skipped here keeps what it was measured to run where it ran (see keep_skipped).
+    for table, keep in ((old, lambda t: not t.startswith(files) or was_skipped(t)), (new, lambda t: True)):
         for key, tests in table["functions"].items():
             functions[key] |= {t for t in tests if keep(t)}
-    durations = {t: s for t, s in old["durations"].items() if not t.startswith(files)} | new["durations"]
+    durations = {t: s for t, s in old["durations"].items() if not t.startswith(files) or was_skipped(t)} | new["durations"]
     not_passing = sorted({t for t in old.get("not_passing", []) if not t.startswith(files)} | set(new["not_passing"]))
     return {**old, "not_passing": not_passing, "durations": durations,
             "functions": {k: sorted(v) for k, v in functions.items() if v}}
