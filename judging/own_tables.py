@@ -4,7 +4,9 @@ The spec leaves quality -> tables to the encoder (JPEG-Q-03), so no PSNR per qua
 required of a stream. What can be required is that the encoder loses no more than its own
 tables lose: the chunk it was given is written again by a reference encoder with the
 stream's tables (per component, as the stream assigns them) and factors, in the colour space
-the configuration stores, and both streams are decoded by the reference decoder. A wrong
+the configuration stores, and both streams are decoded by the reference decoder. Subsampled
+components are written both ways an encoder may downsample them (each block's mean, or its
+first sample), and the encoder is held to the looser of the two. A wrong
 colour conversion, reversed components, swapped axes or a broken DCT lose far more than the
 tables do; a coarse table mapping loses the same on both sides.
 
@@ -45,13 +47,37 @@ def stored_samples(config: JpegConfig, chunk: np.ndarray) -> np.ndarray:
     return image
 
 
+def point_sampled(stored: np.ndarray, factors: Sequence[tuple[int, int]]) -> np.ndarray:
+    """``stored`` with each subsampled component's plane replaced by the first sample of each of its blocks, repeated.
+
+    Written by a box-averaging writer, that is the component an encoder writes that keeps one
+    sample per block instead of the block's mean (the jpeg-encoder crate): T.81 leaves chroma
+    downsampling to the encoder, so both are legal.
+    """
+    out = np.array(stored, copy=True)
+    h_max, v_max = max(h for h, _ in factors), max(v for _, v in factors)
+    height, width = out.shape[:2]
+    for i, (h, v) in enumerate(factors):
+        fh, fv = h_max // h, v_max // v
+        if (fh, fv) != (1, 1):
+            kept = out[::fv, ::fh, i]
+            out[..., i] = np.repeat(np.repeat(kept, fv, axis=0), fh, axis=1)[:height, :width]
+    return out
+
+
 def encode_with_tables(config: JpegConfig, chunk: np.ndarray, tables: Sequence[np.ndarray],
-                       factors: Sequence[tuple[int, int]] | None = None) -> bytes:
-    """A baseline stream of ``chunk`` under ``config`` with ``tables[i]`` (8x8, natural order) on component i."""
+                       factors: Sequence[tuple[int, int]] | None = None, *, point: bool = False) -> bytes:
+    """A baseline stream of ``chunk`` under ``config`` with ``tables[i]`` (8x8, natural order) on component i.
+
+    ``point``: subsampled components keep one sample per block (:func:`point_sampled`), not the block's mean.
+    """
+    factors = tuple(factors or config.subsampling)
     stored = stored_samples(config, chunk)
+    if point:
+        stored = point_sampled(stored, factors)
     rgb = config.encoded_color_space == "rgb"
     grayscale = config.encoded_color_space == "grayscale"
-    return scans.encode_planar(stored, factors=factors or config.subsampling,
+    return scans.encode_planar(stored, factors=factors,
                                component_ids=(1,) if grayscale else RGB_IDS if rgb else YCBCR_IDS,
                                adobe_transform=0 if rgb else None, jfif=not rgb, tables=list(tables), encode_gray=_gray)
 
@@ -76,17 +102,24 @@ def own_tables(data: bytes) -> tuple[list[np.ndarray], tuple[tuple[int, int], ..
     return [declared[c.tq] for c in info.components], tuple((c.h, c.v) for c in info.components)
 
 
-def rewritten(config: JpegConfig, chunk: np.ndarray, data: bytes) -> bytes:
-    """``chunk`` written again by the reference encoder with the tables and factors of ``data``."""
+def subsampled(data: bytes) -> bool:
+    """Whether a component of ``data`` has fewer samples than another (so its downsampling is the encoder's choice)."""
+    factors = {(c.h, c.v) for c in inspect(data).components}
+    return len(factors) > 1
+
+
+def rewritten(config: JpegConfig, chunk: np.ndarray, data: bytes, *, point: bool = False) -> bytes:
+    """``chunk`` written again by the reference encoder with the tables and factors of ``data`` (``point``: see
+    :func:`encode_with_tables`)."""
     tables, factors = own_tables(data)
     if len(tables) != config.components:
         raise LookupError(f"the stream has {len(tables)} components, the configuration {config.components}")
     try:
-        return encode_with_tables(config, chunk, tables, factors)
+        return encode_with_tables(config, chunk, tables, factors, point=point)
     except ValueError as exc:  # 16-bit tables, factors that do not divide the maxima: not baseline either
         raise LookupError(f"the reference encoder cannot write tables and factors {list(factors)} baseline: {exc}") from exc
     except OSError as exc:  # libjpeg's own limit, 65500 a side (JPEG-X-03 makes 65501-65535 optional)
         raise LookupError(f"the reference encoder cannot write a {chunk.shape[0]}x{chunk.shape[1]} chunk: {exc}") from exc
 
 
-__all__ = ["encode_with_tables", "own_tables", "rewritten", "stored_samples"]
+__all__ = ["encode_with_tables", "own_tables", "point_sampled", "rewritten", "stored_samples", "subsampled"]

@@ -11,13 +11,14 @@ import pytest
 from zarr_jpeg_conformance.core import color
 from zarr_jpeg_conformance.core.config import JpegConfig, parse_codec
 from zarr_jpeg_conformance.core.scans import quant_tables
-from zarr_jpeg_conformance.corpus.images import make_image
+from zarr_jpeg_conformance.corpus.images import make_image, psnr
 from zarr_jpeg_conformance.corpus.modes import MODE
 from zarr_jpeg_conformance.judging import roots
 from zarr_jpeg_conformance.judging.decode_tolerances import check_decode
 from zarr_jpeg_conformance.judging.legal_decoders import libjpeg_turbo_decode
 from zarr_jpeg_conformance.judging.own_tables import encode_with_tables, own_tables
 from zarr_jpeg_conformance.judging.read_back import check_read_back, kept_requirement
+from zarr_jpeg_conformance.judging.tolerances import OWN_TABLES_MARGIN_DB
 from zarr_jpeg_conformance.judging.verdict import Judge, Outcome
 
 pytest.importorskip("imagecodecs")
@@ -62,6 +63,21 @@ def test_a_right_stream_passes_whatever_its_tables(mode: str, quality: int) -> N
     config = _config(mode)
     chunk = make_image("natural", 40, 56, channels=MODE[mode].channels)
     data = _written(config, chunk, quality)
+    outcome, _, messages = _verdict(lambda j: check_read_back(j, data, config, chunk))
+    assert outcome is Outcome.PASS, messages
+
+
+@pytest.mark.parametrize("mode", ["ycbcr-420", "ycbcr-422", "ycbcr-411", "passthrough-420"])
+def test_chroma_kept_as_one_sample_per_block_is_legal(mode: str) -> None:
+    """T.81 leaves chroma downsampling to the encoder: the first sample of each block (the jpeg-encoder crate) as
+    well as the block's mean. On chroma-rich "gradient" the two differ by far more than the margin."""
+    config = _config(mode)
+    chunk = make_image("gradient", 64, 96, channels=3)
+    luma, chroma = quant_tables(90)
+    data = encode_with_tables(config, chunk, [luma, chroma, chroma], point=True)
+    mean = encode_with_tables(config, chunk, [luma, chroma, chroma])
+    lost = [psnr(chunk, libjpeg_turbo_decode(d, config, chunk.shape)) for d in (data, mean)]
+    assert lost[1] - lost[0] > OWN_TABLES_MARGIN_DB  # the case this test is about
     outcome, _, messages = _verdict(lambda j: check_read_back(j, data, config, chunk))
     assert outcome is Outcome.PASS, messages
 

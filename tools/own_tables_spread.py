@@ -6,7 +6,8 @@
 For every (mode, image, quality) of the fidelity cases and every encoder of
 ``tools.legal_encoders`` that can write it: the PSNR of its stream (decoded by libjpeg-turbo,
 and with chroma repeated; the better counts) minus the PSNR of the same image written by the
-reference encoder with the stream's own tables and factors (``judging.own_tables``). With
+reference encoder with the stream's own tables and factors (``judging.own_tables``; subsampled
+chroma written both ways, the looser counts, as the read-back does). With
 ``--results``, the same difference as the suites recorded it (``own_tables_db``) for every
 implementation of a matrix run: the lowest per implementation. A legal encoder far under 0
 needs a wider margin; wrong ones land 10 dB or more under it.
@@ -24,7 +25,7 @@ from ..core.config import parse_codec
 from ..corpus.images import make_image, psnr
 from ..corpus.modes import MODE
 from ..judging.legal_decoders import expected_decodes, libjpeg_turbo_decode
-from ..judging.own_tables import rewritten
+from ..judging.own_tables import rewritten, subsampled
 from ..judging.tolerances import FIDELITY_CASES, OWN_TABLES_MARGIN_DB
 from .legal_encoders import ENCODERS
 
@@ -40,7 +41,8 @@ def measure(keys: Iterable[tuple[str, str, int]]) -> dict[str, tuple[float, str]
         for name, encode in ENCODERS.items():
             try:
                 data = encode(config, image)
-                own = psnr(image, libjpeg_turbo_decode(rewritten(config, image, data), config, shape))
+                own = min(psnr(image, libjpeg_turbo_decode(rewritten(config, image, data, point=point), config, shape))
+                          for point in ((False, True) if subsampled(data) else (False,)))
             except (LookupError, ImportError):
                 continue
             got = max(psnr(image, d) for d in expected_decodes(data, config, shape))
