@@ -14,19 +14,18 @@ upsampling to the decoder, so repeating chroma samples is as legal as interpolat
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import numpy as np
 
-from ..core import color, scans
+from ..core import scans
 from ..core.config import JpegConfig
 from ..judging import legal_decoders
+from ..judging.own_tables import encode_with_tables
 
 Encoder = Callable[[JpegConfig, np.ndarray], bytes]
-RGB_IDS, YCBCR_IDS = (82, 71, 66), (1, 2, 3)
 
 
 def libjpeg_turbo(config: JpegConfig, image: np.ndarray) -> bytes:
@@ -38,21 +37,9 @@ def libjpeg_turbo(config: JpegConfig, image: np.ndarray) -> bytes:
 
 
 def _planar(config: JpegConfig, image: np.ndarray, tables: list[np.ndarray]) -> bytes:
-    from PIL import Image
-
-    def gray(plane: np.ndarray, table: np.ndarray) -> bytes:
-        buf = io.BytesIO()
-        # Pillow takes tables in natural order; it writes one interleaved baseline scan.
-        Image.fromarray(plane, "L").save(buf, "JPEG", qtables=[[int(x) for x in np.ravel(table)]])
-        return buf.getvalue()
-
-    if config.encoded_color_space == "grayscale":
-        return scans.encode_planar(image[:, :, :1], factors=((1, 1),), component_ids=(1,), adobe_transform=None,
-                                   jfif=True, tables=tables[:1], encode_gray=gray)
-    rgb = config.encoded_color_space == "rgb"
-    stored = image if rgb or config.decoded_color_space == "ycbcr" else color.rgb_to_ycbcr(image)
-    return scans.encode_planar(stored, factors=config.subsampling, component_ids=RGB_IDS if rgb else YCBCR_IDS,
-                               adobe_transform=0 if rgb else None, jfif=not rgb, tables=tables, encode_gray=gray)
+    """One scan per component through Pillow with ``tables`` (the read-back's reference writer, judging.own_tables)."""
+    count = config.components
+    return encode_with_tables(config, image[:, :, :count], tables[:count])
 
 
 def tables_of_quality_minus_one(config: JpegConfig, image: np.ndarray) -> bytes:
