@@ -21,6 +21,7 @@ import pytest
 
 from zarr_jpeg_conformance.core.config import parse_codec
 from zarr_jpeg_conformance.core.markers import inspect
+from zarr_jpeg_conformance.corpus.modes import codec
 from zarr_jpeg_conformance.corpus.streams import StreamCase, cases_of
 from zarr_jpeg_conformance.judging import roots
 from zarr_jpeg_conformance.judging.checks import (
@@ -196,6 +197,9 @@ def _rejected(case: StreamCase, judge: Any, got: Attempt[Any], impl: Any, parsed
     judge.require(False, requirement, f"{case.description}: decode refused: {raised(got)}" + (f"; {why}" if why else ""))
 
 
+_C444 = ((1, 1), (1, 1), (1, 1))
+
+
 def _refused_for_its_configuration(case: StreamCase, impl: Any, data: bytes) -> tuple[str, str] | None:
     """A refusal under a configuration with an optional feature the implementation accepted (rgb, passthrough),
     of a stream it decodes under the stream's own plain configuration: the feature refused after it was accepted."""
@@ -204,8 +208,7 @@ def _refused_for_its_configuration(case: StreamCase, impl: Any, data: bytes) -> 
     stored = inspect(data).stored_color_space
     if not features or stored not in ("grayscale", "ycbcr"):
         return None
-    plain = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": stored,
-                                                **({} if stored == "grayscale" else {"subsampling": [[1, 1], [1, 1], [1, 1]]})}}
+    plain = codec(90, stored, None, None if stored == "grayscale" else _C444)
     parsed = attempt(impl.parse, plain)
     if not parsed.ok or not attempt(impl.decode, parsed.value, data, case.chunk_shape).ok:
         return None
@@ -230,9 +233,7 @@ def _follows_configuration(case: StreamCase, impl: Any, data: bytes, references:
     stored = inspect(data).stored_color_space
     if stored not in ("rgb", "ycbcr") or config.encoded_color_space in (stored, "grayscale"):
         return None
-    matching = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": stored,
-                                                   "decoded_color_space": config.decoded_color_space,
-                                                   **({"subsampling": [[1, 1], [1, 1], [1, 1]]} if stored == "ycbcr" else {})}}
+    matching = codec(90, stored, config.decoded_color_space, _C444 if stored == "ycbcr" else None)
     parsed = attempt(impl.parse, matching)
     again = attempt(impl.decode, parsed.value, data, case.chunk_shape) if parsed.ok else parsed
     if not again.ok or not isinstance(again.value, np.ndarray) or again.value.shape != tuple(case.chunk_shape):
