@@ -54,12 +54,16 @@ def allowed_mse(reference_mse: float, margin: float = OWN_TABLES_MARGIN_DB) -> f
     return reference_mse * 10 ** (margin / 10) + OWN_TABLES_SLACK_MSE
 
 
+def _reference(config: JpegConfig, chunk: np.ndarray, data: bytes, point: bool = False) -> np.ndarray:
+    """The reference decode of ``chunk`` written with the tables and factors of ``data`` (``judging.own_tables``)."""
+    return libjpeg_turbo_decode(rewritten(config, chunk, data, point=point), config, chunk.shape)
+
+
 def _within(data: bytes, config: JpegConfig, chunk: np.ndarray) -> bool:
     """Whether ``data`` is as close to ``chunk`` as its own tables allow (False where that cannot be told)."""
     try:
         decodes = expected_decodes(data, config, chunk.shape)
-        own = max(_mse(chunk, libjpeg_turbo_decode(rewritten(config, chunk, data, point=point), config, chunk.shape))
-                  for point in ((False, True) if subsampled(data) else (False,)))
+        own = max(_mse(chunk, _reference(config, chunk, data, point)) for point in ((False, True) if subsampled(data) else (False,)))
     except (ImportError, LookupError, ValueError):
         return False
     return min(_mse(chunk, d) for d in decodes) <= allowed_mse(own, margin_db(chunk.shape))
@@ -75,7 +79,7 @@ def check_read_back(judge: Any, data: bytes, config: JpegConfig, chunk: np.ndarr
     where = f"the stream {what} wrote for a {'x'.join(map(str, chunk.shape))} chunk"
     try:
         decodes = expected_decodes(data, config, chunk.shape)
-        reference = libjpeg_turbo_decode(rewritten(config, chunk, data), config, chunk.shape)
+        reference = _reference(config, chunk, data)
     except (ImportError, LookupError) as exc:  # no reference (an extra missing, a side over libjpeg's): say so
         judge.metrics["read_back"] = f"not judged: {exc}"
         return
@@ -86,7 +90,7 @@ def check_read_back(judge: Any, data: bytes, config: JpegConfig, chunk: np.ndarr
     own = _mse(chunk, reference)
     margin = margin_db(chunk.shape)
     if got > allowed_mse(own, margin) and subsampled(data):  # the other legal chroma downsampling
-        own = max(own, _mse(chunk, libjpeg_turbo_decode(rewritten(config, chunk, data, point=True), config, chunk.shape)))
+        own = max(own, _mse(chunk, _reference(config, chunk, data, point=True)))
     if own or not got:  # against an exact reference a difference in dB has no size
         judge.metrics["own_tables_db"] = round(_db(got) - _db(own), 2) if got else 0.0
     if got <= allowed_mse(own, margin):

@@ -119,7 +119,7 @@ def test_a_chunk_the_reference_cannot_write_is_said_not_judged(monkeypatch: pyte
     """Sides of 65501-65535 (JPEG-X-03): libjpeg under the reference encoder cannot write them; the record says so."""
     from zarr_jpeg_conformance.judging import read_back
 
-    def cannot(config: JpegConfig, chunk: np.ndarray, data: bytes) -> bytes:
+    def cannot(config: JpegConfig, chunk: np.ndarray, data: bytes, *, point: bool = False) -> bytes:
         raise LookupError("the reference encoder cannot write a 8x65501 chunk")
 
     monkeypatch.setattr(read_back, "rewritten", cannot)
