@@ -126,6 +126,42 @@ def test_module_level_limits_run_the_tests_of_the_functions_that_use_them(mutant
     assert mutate.Selector(ROOT, table).tests(adobe) == (["tests/test_markers.py::test_c", "tests/test_scans.py::test_a"], [])
 
 
+def test_a_class_attribute_runs_the_tests_of_the_methods_that_read_it(tmp_path: Path) -> None:
+    """A constant in a class body is read through ``self``: the tests of those methods can notice it,
+    not only the tests that construct the class (issue 28: such mutants used to meet only the latter)."""
+    source = ("class Judge:\n    LIMIT = 3\n\n    def check(self, x):\n        return x < self.LIMIT\n\n\n"
+              "def make():\n    return Judge()\n\n\ndef build():\n    class Local:\n        SIZE = 8\n    return Local\n")
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text(source)
+    table = {"functions": {"core/x.py::Judge.check": ["tests/test_y.py::test_check"], "core/x.py::make": ["tests/test_y.py::test_make"],
+                           "core/x.py::build": ["tests/test_y.py::test_build"]}, "durations": {}}
+    found = {m.before: mutate.Selector(tmp_path, table).tests(m)[0] for m in mutants_of(source.encode(), "core/x.py", [])
+             if m.operator == "number"}
+    assert found["3"] == ["tests/test_y.py::test_check", "tests/test_y.py::test_make"]
+    # a class inside a function runs when the function does
+    assert found["8"] == ["tests/test_y.py::test_build"]
+
+
+def test_a_result_is_reused_only_while_its_module_tests_and_helpers_are_unchanged(tmp_path: Path) -> None:
+    """``--results`` used to reuse a survivor after the body of the test that should kill it changed."""
+    (tmp_path / "tests").mkdir()
+    files = {"tests/test_y.py": "def test_a():\n    pass\n", "tests/test_other.py": "def test_b():\n    pass\n",
+             "tests/wrong_things.py": "X = 1\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    tests = ["tests/test_y.py::test_a"]
+    before = mutate._fingerprint(b"code", tests, tmp_path)
+    assert mutate._fingerprint(b"code", tests, tmp_path) == before
+    (tmp_path / "tests/test_other.py").write_text("def test_b():\n    assert 0\n")  # not among the tests run
+    assert mutate._fingerprint(b"code", tests, tmp_path) == before
+    for name, text in (("tests/test_y.py", "def test_a():\n    assert 1\n"), ("tests/wrong_things.py", "X = 2\n")):
+        (tmp_path / name).write_text(text)
+        assert mutate._fingerprint(b"code", tests, tmp_path) != before, name
+        before = mutate._fingerprint(b"code", tests, tmp_path)
+    assert mutate._fingerprint(b"other code", tests, tmp_path) != before
+    assert mutate._fingerprint(b"code", [*tests, "tests/test_other.py::test_b"], tmp_path) != before
+
+
 def test_the_map_charges_a_shared_fixture_to_every_test_that_uses_it(tmp_path: Path) -> None:
     """A module-scoped fixture runs inside the first of its tests; a mutant of what it runs must still meet the others."""
     (tmp_path / "core").mkdir()
@@ -146,13 +182,16 @@ def test_the_map_charges_a_shared_fixture_to_every_test_that_uses_it(tmp_path: P
 
 
 def test_the_first_run_of_a_mutant_is_the_cheapest_tests_of_the_files_that_test_it_most() -> None:
-    durations = {"tests/test_a.py::t1": 0.1, "tests/test_a.py::t2": 20.0, "tests/test_b.py::t1": 0.2,
-                 "tests/test_b.py::t2": 0.3, "tests/test_c.py::t1": 0.1}
+    durations = {"tests/test_a.py::t1": 0.1, "tests/test_a.py::t2": 20.0, "tests/test_a.py::t3": 0.15,
+                 "tests/test_b.py::t1": 0.2, "tests/test_b.py::t2": 0.3, "tests/test_b.py::t3": 0.35,
+                 "tests/test_c.py::t1": 0.1, "tests/test_c.py::t2": 0.4}
     selector = mutate.Selector(ROOT, {"functions": {}, "durations": durations})
     tests = sorted(durations, key=lambda t: durations[t])
-    first, rest = selector.stages(tests)
-    assert set(first) == {"tests/test_a.py::t1", "tests/test_b.py::t1", "tests/test_b.py::t2"}
-    assert set(rest) == {"tests/test_c.py::t1", "tests/test_a.py::t2"}
+    first, breadth, rest = selector.stages(tests)
+    assert set(first) == {"tests/test_a.py::t1", "tests/test_a.py::t3", *(f"tests/test_b.py::t{i}" for i in (1, 2, 3))}
+    # a survivor then meets the cheapest test of every other file, before the rest
+    assert breadth == ["tests/test_c.py::t1"]
+    assert set(rest) == {"tests/test_c.py::t2", "tests/test_a.py::t2"}
 
 
 def test_a_survivor_is_reported_with_where_what_and_the_tests_that_ran() -> None:

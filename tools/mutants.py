@@ -413,22 +413,33 @@ def function_names(source: bytes) -> list[str]:
 
 
 def names_bound(source: bytes, mutant: Mutant) -> set[str]:
-    """Names bound by the module-level statement that holds a module- or class-level mutant."""
-    tree = _tree(source)
+    """Names bound by the statement that holds a module- or class-level mutant.
+
+    A class attribute (``LIMIT = 3`` in a class body) binds its own name as well as the class's:
+    the functions that read ``self.LIMIT`` are the ones that can notice it, not only those that
+    construct the class.
+    """
     offsets = _Offsets(source)
-    for node in tree.body:
-        start, end = offsets.span(node)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            start = offsets.starts[min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1]
-        if start <= mutant.start and mutant.end <= end:
+
+    def holding(body: list[ast.stmt]) -> set[str]:
+        for node in body:
+            start, end = offsets.span(node)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                start = offsets.starts[min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1]
+            if not (start <= mutant.start and mutant.end <= end):
+                continue
             if isinstance(node, ast.Assign):
                 return {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 return {node.target.id}
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if isinstance(node, ast.ClassDef):
+                return {node.name} | holding(node.body)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 return {node.name}
             return set()
-    return set()
+        return set()
+
+    return holding(_tree(source).body)
 
 
 def referencing(source: bytes, names: set[str]) -> set[str]:

@@ -121,7 +121,13 @@ class Selector:
         key = f"{m.path}::{m.qualname}"
         found = set(self.functions.get(key, []))
         if key not in self._function_keys(m.path):
-            # Module or class level: the functions that use what the statement binds.
+            # Module or class level: the functions that use what the statement binds, and the function
+            # a class body is nested in (a class defined inside a function runs when the function does).
+            parts = m.qualname.split(".")
+            outer = [f"{m.path}::{'.'.join(parts[:i])}" for i in range(len(parts) - 1, 0, -1)]
+            enclosing = next((f for f in outer if f in self._function_keys(m.path)), None)
+            if enclosing:
+                found |= set(self.functions.get(enclosing, []))
             names = frozenset(names_bound(self._source(m.path), m))
             for function in self._users(names):
                 found |= set(self.functions.get(function, []))
@@ -149,11 +155,14 @@ class Selector:
         return frozenset(f"{rel}::{q}" for q in function_names(self._source(rel)))
 
     def stages(self, tests: list[str], module: str = "") -> list[list[str]]:
-        """The tests in two runs: the cheapest of two test files (the module's own ``tests/test_<name>.py``
-        if it runs the function, and the one with the most tests of it), then, for a survivor, the rest.
+        """The tests in up to three runs: the cheapest of two test files (the module's own
+        ``tests/test_<name>.py`` if it runs the function, and the one with the most tests of it); for a
+        survivor, the cheapest test of every other file; then the rest.
 
         Each run collects only the test files it names: a mutant killed by a unit test never
-        pays for collecting the slow meta-tests.
+        pays for collecting the slow meta-tests, and one that a test of some other file kills
+        (a widely used function has thousands of tests, hours of them) is found in one test per
+        file before the hours are spent.
         """
         per_file = Counter(t.split("::", 1)[0] for t in tests)
         own = f"tests/test_{Path(module).stem}.py" if module else ""
@@ -165,7 +174,12 @@ class Selector:
                 first.append(test)
                 spent += self.durations.get(test, 1.0)
         chosen = set(first)
-        return [part for part in (first, [t for t in tests if t not in chosen]) if part]
+        breadth: dict[str, str] = {}
+        for test in tests:  # cheapest first: the first test met of a file is its cheapest
+            breadth.setdefault(test.split("::", 1)[0], test)
+        second = [t for t in tests if t not in chosen and breadth.get(t.split("::", 1)[0]) == t]
+        chosen |= set(second)
+        return [part for part in (first, second, [t for t in tests if t not in chosen]) if part]
 
     def timeout(self, tests: list[str]) -> float:
         return TIMEOUT_BASE + TIMEOUT_FACTOR * sum(self.durations.get(t, 1.0) for t in tests)
@@ -266,9 +280,21 @@ def record_sample(root: Path, chosen: list[Mutant], sample: int, seed: int) -> P
     return path
 
 
-def _fingerprint(source: bytes, tests: list[str]) -> str:
-    """The mutated module and the set of tests run (not their order, which follows measured durations)."""
-    return hashlib.sha1(source + b"\0" + "\n".join(sorted(tests)).encode()).hexdigest()[:16]
+def _fingerprint(source: bytes, tests: list[str], root: Path | None = None) -> str:
+    """The mutated module, the set of tests run (not their order, which follows measured durations) and,
+    with ``root``, the text of the test files they are in and of the tests' helpers (``tests/`` modules
+    that are not test files): a result is reused only while none of what decided it changed."""
+    digest = hashlib.sha1(source + b"\0" + "\n".join(sorted(tests)).encode())
+    if root is not None:
+        for name in _test_texts(root, frozenset(t.split("::", 1)[0] for t in tests)):
+            digest.update(b"\0" + name.encode() + b"\0" + (root / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _test_texts(root: Path, files: frozenset[str]) -> list[str]:
+    """The test files named and every helper module of ``tests/`` (conftest.py, the wrong adapters ...)."""
+    helpers = {f"tests/{p.name}" for p in (root / "tests").glob("*.py") if not p.name.startswith("test_")}
+    return sorted(f for f in files | helpers if (root / f).is_file())
 
 
 def _earlier(path: Path | None) -> dict[str, dict[str, Any]]:
@@ -306,7 +332,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
         if recorded is not None and m.key not in recorded:
             notes = [*notes, f"new: not in the recorded sample ({SAMPLE_FILE}), so code added or changed since"]
         r = Result(m, tests, notes=notes, equivalent=equivalents.get(m.key))
-        r.fingerprint = _fingerprint(sources[m.path], tests)
+        r.fingerprint = _fingerprint(sources[m.path], tests, root)
         if not tests:
             r.status = "no tests"
         old = earlier.get(m.key)
