@@ -105,6 +105,9 @@ class Fault:
     key: str
     requirement: str
     inner: tuple[int, ...] | None = None
+    #: The other requirements the same chunk necessarily breaks (a 12-bit frame is both no baseline
+    #: frame and no 8-bit one): with them, the exact set its record must cite.
+    also: tuple[str, ...] = ()
 
 
 def _with_app14(stream: bytes, transform: int) -> bytes:
@@ -184,17 +187,19 @@ def _arrays(faulty: bool) -> tuple[dict[str, tuple[tuple[int, ...], tuple[int, .
             ("not a JPEG stream", "c/2/1/0", "JPEG-FMT-01", b"\x89PNG\r\n\x1a\n" + bytes(100)),
             ("missing: fill value", "c/3/5/0", "", None),
         ]
+        also = {"12-bit samples": ("JPEG-GEN-01",), "a chunk from another array": ("JPEG-DIM-01",)}
         for name, key, requirement, data in cases:
             if data is None:
                 del color[key]
             else:
                 color[key] = data
-                faults.append(Fault(name, "/color", key, requirement))
-        faults.append(Fault("a chunk from another array: size", "/color", "c/2/0/0", "JPEG-DIM-01"))
+                faults.append(Fault(name, "/color", key, requirement, also=also.get(name, ())))
+        faults.append(Fault("a chunk from another array: size", "/color", "c/2/0/0", "JPEG-DIM-01", also=("JPEG-ECS-02",)))
         rgb["c/0/0/0"] = _encode(_codec("ycbcr", _444), _tile(S, S, 3, 5))
-        faults.append(Fault("an rgb array chunk without APP14 transform 0", "/rgb", "c/0/0/0", "JPEG-ECS-06"))
+        # written as ycbcr streams are, with a JFIF marker, which rgb streams should not carry
+        faults.append(Fault("an rgb array chunk without APP14 transform 0", "/rgb", "c/0/0/0", "JPEG-ECS-06", also=("JPEG-X-05",)))
         gray["c/0/1"] = _twelve_bit(_tile(S, S, 1, 6))
-        faults.append(Fault("12-bit grayscale (SOF1)", "/gray", "c/0/1", "JPEG-GEN-01"))
+        faults.append(Fault("12-bit grayscale (SOF1)", "/gray", "c/0/1", "JPEG-GEN-01", also=("JPEG-ENC-04",)))
         del gray["c/1/1"]
     arrays["color"] = ((4 * S, 5 * S + S // 2, 3), (S, S, 3), [color_codec], color)
     arrays["gray"] = ((2 * S, 2 * S), (S, S), [gray_codec], gray)

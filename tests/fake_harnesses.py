@@ -8,6 +8,8 @@ as a harness in another language might:
   100 a second time half a second later, after the client has its reply, the parse
   of quality 99 a second time just before its reply to the next request, and the encode
   of a chunk of shape TWICE_SHAPE twice in one write.
+- ``bare ADAPTER``: serves ADAPTER correctly but leaves the optional ``exception`` out of its
+  rejections and errors, as a harness of a language without exception names may.
 - ``jvm-no-heap``: dies at start-up the way HotSpot does under a too small address-space
   limit (its fatal error on stdout, exit 1).
 - ``v8-no-code-range``: dies at start-up the way Node.js does there (stderr, SIGTRAP).
@@ -74,10 +76,31 @@ def twice(spec: str) -> int:
     return 0
 
 
+def bare(spec: str) -> int:
+    from zarr_jpeg_conformance.harnesses.server import Server
+    from zarr_jpeg_conformance.protocol.framing import JSON_LINES, FrameReader, encode_message
+
+    server = Server(spec)
+    reader = FrameReader(JSON_LINES, cap=None)
+    while (frame := reader.pop_from(sys.stdin.buffer)) is not None:
+        framing = server.framing
+        reply = server.handle(frame.message)
+        if isinstance(reply, dict):
+            reply.pop("exception", None)
+        sys.stdout.buffer.write(b"".join(encode_message(reply, framing)))
+        sys.stdout.buffer.flush()
+        reader.framing = server.framing
+        if server.stopped:
+            break
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
     mode = argv[0]
     if mode == "twice":
         return twice(argv[1])
+    if mode == "bare":
+        return bare(argv[1])
     sys.stdin.readline()  # the start request
     if mode == "jvm-no-heap":
         # What OpenJDK 17 printed under `ulimit -v 1048576` (measured); HotSpot writes it to stdout.

@@ -62,7 +62,9 @@ def _assert_exactly_the_faults(result: Result, faults: list[Fault]) -> None:
     found = _found(result)
     for fault in faults:
         assert _case(fault) in found, f"{fault.name}: nothing reported at {_case(fault)}"
-        assert fault.requirement in found[_case(fault)], f"{fault.name}: {_case(fault)} reported {found[_case(fault)]}"
+        # Exactly what its faults break: a second finding means the fixture or the check broke something else too.
+        expected = {r for f in faults if _case(f) == _case(fault) for r in (f.requirement, *f.also)}
+        assert found[_case(fault)] == expected, f"{fault.name}: {_case(fault)} reported {found[_case(fault)]}"
     stray = set(found) - {_case(f) for f in faults}
     assert not stray, f"reported where no fault was injected: {stray}"
     # Missing chunks are the fill value, not findings: one in color, one in gray, one inner chunk.
@@ -86,6 +88,19 @@ def test_every_fault_is_found_under_its_key_and_requirement(stores: tuple[Path, 
     assert sixteen.dqt_precisions == (0, 1) and not sixteen.problems and sixteen.precision == 8
 
 
+def test_each_fault_chunk_is_a_well_formed_stream_unless_its_fault_is_the_form(stores: tuple[Path, Path, list[Fault]]) -> None:
+    """A fault of colour, size, sampling or process sits in a stream a parser walks without a problem
+    (an APP14 segment spliced in with a wrong length would be a second fault, hidden behind the first)."""
+    faulty, _clean, faults = stores
+    for fault in faults:
+        if fault.requirement == "JPEG-FMT-01" or fault.inner:
+            continue
+        info = inspect(faulty.joinpath(fault.array.strip("/"), *fault.key.split("/")).read_bytes())
+        assert info.ok and not info.problems, f"{fault.name}: {info.problems}"
+    app14 = inspect((faulty / "color" / "c" / "0" / "1" / "0").read_bytes())
+    assert app14.adobe_transform == 0
+
+
 @pytest.mark.parametrize("mode", ["header", "decode"])
 def test_a_clean_store_has_no_finding(stores: tuple[Path, Path, list[Fault]], mode: str) -> None:
     _faulty, clean, _faults = stores
@@ -94,6 +109,14 @@ def test_a_clean_store_has_no_finding(stores: tuple[Path, Path, list[Fault]], mo
     assert result.records == []
     assert result.conforms(strict=True)
     assert result.totals()["pass"] == 37 and result.totals()["fill"] == 0
+
+
+def test_the_report_names_a_decoder_only_when_chunks_were_decoded(stores: tuple[Path, Path, list[Fault]]) -> None:
+    """``--backend pillow`` without ``--decode`` decodes nothing: report.json must not say pillow decoded."""
+    _faulty, clean, _faults = stores
+    for decode, named in ((False, None), (True, "pillow")):
+        doc = to_json(check(str(clean), options=Options(decode=decode, decoder="pillow"), scheduler="sync"))
+        assert (doc["mode"], doc["decoder"]) == ("decode" if decode else "header", named)
 
 
 @pytest.mark.parametrize("store", FIXTURE_STORES, ids=[p.stem for p in FIXTURE_STORES])
@@ -345,6 +368,9 @@ def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path,
     assert gray["grid"] == [2, 2] and gray["image"] == [64, 64, 1] and "grayscale" in gray["jpeg"]
     html = (tmp_path / "out" / "report.html").read_text()
     assert "does not conform" in html and "/color/c/0/0/0" in html and "<script" not in html
+    for a in report["arrays"]:  # one row per array, with the image its chunks hold
+        assert f'<tr><td><code>{a["path"]}</code></td>' in html, a["path"]
+    assert "<td>64x64x1</td>" in html and "<td>64x64x3</td>" in html
     assert main([str(clean), "-q"]) == 0
     stdout = capsys.readouterr().out
     assert "CONFORMS" in stdout and "header only" in stdout.splitlines()[0]
@@ -504,6 +530,23 @@ def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_
     assert not stream.getvalue().endswith("\n")
     progress.close()
     assert stream.getvalue().endswith("\n")  # the shell's prompt starts on a line of its own
+    # Off a terminal every line already ends; and with -q nothing at all is written.
+    for quiet, out in ((False, io.StringIO()), (True, Terminal()), (True, io.StringIO())):
+        Progress(out, enabled=not quiet).close()
+        assert out.getvalue() == "", (quiet, type(out).__name__)
+
+
+def test_ctrl_c_while_reading_metadata_says_no_chunk_was_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import zarr_jpeg_conformance.check_store.__main__ as cli
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "check", interrupted)
+    assert main([str(tmp_path), "-q"]) == cli.EXIT_INTERRUPTED != 0
+    err = capsys.readouterr().err
+    assert "interrupted (Ctrl-C) while reading the store's metadata: no chunk was checked" in err, err
 
 
 # ------------------------------------------------------------------ the page, in a browser
@@ -536,6 +579,16 @@ def _big_report() -> dict[str, Any]:
                                          "the chunk's image is 256x256: 1 row short (less than one 16-row MCU).")]))
         result.arrays.append(array)
     return to_json(result)
+
+
+def test_the_page_counts_every_chunk_breaking_a_rule_even_where_its_records_were_dropped() -> None:
+    """report.json keeps at most MAX_RECORDS records; the page's count per requirement is the arrays' count."""
+    report = _big_report()
+    kept = report["records"][:5]
+    page = render({**report, "records": kept, "records_dropped": len(report["records"]) - len(kept)})
+    total = sum(a["requirements"]["JPEG-DIM-01"] for a in report["arrays"])
+    assert total == 12 and f"{total} chunks fail" in page and "5 chunks fail" not in page
+    assert "<td>256x256x1</td>" in page and "<td>256x256x3</td>" in page
 
 
 def test_the_report_page_renders_in_headless_chromium(tmp_path: Path) -> None:

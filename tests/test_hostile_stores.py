@@ -163,6 +163,38 @@ def test_a_huge_grid_in_a_store_that_cannot_list_is_not_walked(tmp_path: Path, s
     assert not result.conforms()
 
 
+def test_a_grid_of_exactly_the_unlisted_limit_is_still_walked(tmp_path: Path, stream: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check-store reads at most MAX_UNLISTED positions one by one: that many is read, one more is not (limits
+    shrunk so that the walk is short)."""
+    monkeypatch.setattr(run_mod, "list_keys", lambda store, prefix: None)
+    monkeypatch.setattr(run_mod, "LIST_ABOVE", 1)
+    monkeypatch.setattr(run_mod, "MAX_UNLISTED", 4)
+    for grid, walked in ((2, True), (3, False)):
+        store = _array(tmp_path / f"g{grid}.zarr", [32 * grid, 64], [32, 32], {"c/0/0": stream})
+        (array,) = check(str(store), scheduler="sync").arrays
+        assert (array.plan is not None) == walked, (grid, array.metadata)
+        if walked:
+            assert array.counts["pass"] == 1 and array.counts["fill"] == 3
+        else:
+            assert "reads at most 4 positions one by one" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
+
+
+def test_a_failed_batch_of_listed_positions_names_the_first_and_last_it_held(tmp_path: Path, stream: bytes,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    last = f"c/{2**35 - 1}/{2**35 - 1}"
+    store = _array(tmp_path / "huge.zarr", [2**40, 2**40], [32, 32], {"c/0/0": stream, last: stream})
+    from zarr_jpeg_conformance.check_store import tasks
+
+    def broken(self: Any) -> Any:
+        raise RuntimeError("the store went away")
+
+    monkeypatch.setattr(tasks._Batch, "run", broken)
+    result = _within(60, lambda: check(str(store), scheduler="sync"))
+    (rec,) = result.records
+    assert rec["case"] == f"/c/0/0..{last}" and rec["outcome"] == "error", rec["case"]
+    assert result.arrays[0].counts["error"] == 2
+
+
 def test_over_http_a_huge_grid_is_not_taken_from_a_listing(tmp_path: Path, stream: bytes) -> None:
     # An http "listing" is a page's links: an empty one would pass for an array without chunks.
     _array(tmp_path / "huge.zarr", [2**40, 2**40], [32, 32], {"c/0/0": stream})

@@ -30,6 +30,7 @@ from zarr_jpeg_conformance.adapters.remote import (
     HarnessCrashed,
     HarnessError,
     HarnessProtocolError,
+    HarnessRejection,
     HarnessTimeout,
     HarnessWarning,
 )
@@ -506,3 +507,20 @@ def test_a_stopped_harness_takes_the_daemon_that_holds_its_stdout_with_it() -> N
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(daemon, 9)
+
+
+@pytest.mark.parametrize("bare", [False, True], ids=["with-exception", "without-exception"])
+def test_a_rejection_or_an_error_names_its_exception_only_where_the_harness_gave_one(bare: bool) -> None:
+    """``exception`` is optional in a reply: where it is given the message leads with it, where it is
+    not the message is the harness's words alone (not a KeyError, not "None: ...")."""
+    _needs_backend()
+    spec = "broken_adapters:Failing"
+    with (_fake("bare", spec) if bare else _harness("Failing")) as adapter:
+        refused = attempt(adapter.parse, codec(0, "grayscale"))
+        assert isinstance(refused.rejection, HarnessRejection), refused.describe()
+        failed = attempt(adapter.encode, adapter.parse(GRAY), np.zeros((13, 13), np.uint8))
+        assert isinstance(failed.error, HarnessError), failed.describe()
+    rejection, error = str(refused.rejection), str(failed.error).splitlines()[0]  # the trace follows
+    assert rejection.startswith("ConfigError: ") != bare and "'quality' must be in the range 1-100" in rejection, rejection
+    assert ("RuntimeError: failing: a bug" in error) != bare and "failing: a bug in the implementation" in error, error
+    assert "None" not in rejection.split(":")[0] and "KeyError" not in error

@@ -548,6 +548,8 @@ def test_bad_frame_headers(sof: bytes, needle: str) -> None:
 @pytest.mark.parametrize(("marker", "precision", "allowed"), [
     (0xC0, 8, True), (0xC0, 12, False), (0xC1, 12, True), (0xC1, 16, False),
     (0xC3, 2, True), (0xC3, 16, True), (0xC3, 1, False), (0xC3, 17, False), (0xCF, 2, True),
+    # every lossless process (SOF3, 7, 11, 15) and no other: SOF10 is arithmetic progressive, a DCT process
+    (0xC7, 16, True), (0xCB, 16, True), (0xCF, 16, True), (0xCA, 16, False), (0xCE, 16, False),
 ])
 def test_sample_precision_per_process(marker: int, precision: int, allowed: bool) -> None:
     """T.81 Table B.2: baseline 8 bits, the other DCT processes 8 or 12, lossless 2 to 16."""

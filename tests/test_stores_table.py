@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.adapters import store_interop as si
+from zarr_jpeg_conformance.core.config import parse_codec
 from zarr_jpeg_conformance.report import __main__ as report_main
 from zarr_jpeg_conformance.report import stores_table as st
+from zarr_jpeg_conformance.zarrcodecs.jpeg import check_spec
 
 pytest.importorskip("zarr")
 
@@ -48,6 +50,28 @@ def test_the_arrays_hold_boundary_chunks_not_multiples_of_8_and_a_shard() -> Non
     assert any(c % 8 for c in gray.chunks) and any(s % c for s, c in zip(gray.shape, gray.chunks, strict=True))
     assert si.ARRAYS["sharded-420"].shards is not None
     assert si.source("ycbcr-420").shape == (32, 48, 3) and si.source("gray-2d").dtype == np.uint8
+
+
+@pytest.mark.parametrize("name", sorted(si.ARRAYS))
+def test_each_array_is_what_its_name_says_and_legal(name: str) -> None:
+    """The table's rows promise a colour space and a scheme by name, boundary chunks in gray-2d only
+    (a colour array cut at its edge would test two things at once) and chunks the spec accepts: a typo in
+    ARRAYS must not quietly turn a row into another test."""
+    spec = si.ARRAYS[name]
+    config = parse_codec(spec.codec)
+    check_spec(config, np.dtype(np.uint8), len(spec.chunks))
+    space = {"gray": "grayscale", "ycbcr": "ycbcr", "sharded": "ycbcr", "rgb": "rgb"}[name.split("-")[0]]
+    assert config.encoded_color_space == space
+    scheme = {"420": ((2, 2), (1, 1), (1, 1)), "444": ((1, 1), (1, 1), (1, 1))}.get(name.rsplit("-", 1)[-1])
+    if scheme:
+        assert tuple(map(tuple, config.subsampling)) == scheme
+    channels = spec.chunks[2:] or (1,)
+    assert channels == (config.components,) or (len(spec.chunks) == 3 and channels == (1,) == (config.components,))
+    assert spec.shape[2:] == spec.chunks[2:]
+    outer = spec.shards or spec.chunks
+    assert all(o % c == 0 for o, c in zip(outer, spec.chunks, strict=True))
+    cut = any(s % o for s, o in zip(spec.shape, outer, strict=True))
+    assert cut == (name == "gray-2d"), (name, spec.shape, outer)
 
 
 def test_a_zarr_python_reader_reads_only_the_codec_its_package_registers(tmp_path: Path) -> None:

@@ -210,6 +210,23 @@ def test_codec_rejection_reaches_the_caller_unwrapped() -> None:
     assert exc.value.requirement == "JPEG-DT-01"
 
 
+def test_the_safety_net_unwraps_a_rejection_and_leaves_an_error_an_error() -> None:
+    """Should a zarr release wrap the codec's exception, a ValueError/TypeError found on the cause chain is
+    raised as the rejection it is; an exception with none on its chain stays what it was (a bug is no rejection)."""
+    from zarr_jpeg_conformance.adapters.zarr_arrays import _unwrapped
+
+    with pytest.raises(RuntimeError, match="a bug") as bug, _unwrapped():
+        raise RuntimeError("a bug")
+    assert type(bug.value) is RuntimeError
+    refused = ChunkError("JPEG-DT-01", "int16 is not uint8")
+    with pytest.raises(ChunkError) as exc, _unwrapped():
+        try:
+            raise refused
+        except ChunkError as inner:
+            raise RuntimeError("zarr: the codec failed") from inner
+    assert exc.value is refused and exc.value.requirement == "JPEG-DT-01"
+
+
 # ----------------------------------------------------------------- early errors
 
 #: Arrays whose every chunk the spec rejects: (zarr.create_array arguments, requirement).
