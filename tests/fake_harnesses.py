@@ -8,6 +8,10 @@ as a harness in another language might:
   100 a second time half a second later, after the client has its reply, the parse
   of quality 99 a second time just before its reply to the next request, and the encode
   of a chunk of shape TWICE_SHAPE twice in one write.
+- ``hang ADAPTER [K [OPS]]``: serves ADAPTER correctly but hangs (sleeps, answering
+  nothing) on every K-th request (default 3: one call in three) among the ops OPS (a
+  comma-separated list, default every op but start and stop), counted from the start of
+  each process: the client kills it after its timeout and restarts it.
 - ``jvm-no-heap``: dies at start-up the way HotSpot does under a too small address-space
   limit (its fatal error on stdout, exit 1).
 - ``v8-no-code-range``: dies at start-up the way Node.js does there (stderr, SIGTRAP).
@@ -74,10 +78,41 @@ def twice(spec: str) -> int:
     return 0
 
 
+#: The ops ``hang`` counts by default: every op a suite asks for (start and stop never hang).
+HANG_OPS = ("parse", "build", "encode", "decode", "bench")
+
+
+def hang(spec: str, every: int = 3, ops: Sequence[str] = HANG_OPS) -> int:
+    from zarr_jpeg_conformance.harnesses.server import Server
+    from zarr_jpeg_conformance.protocol.framing import JSON_LINES, FrameReader, encode_message
+
+    server = Server(spec)
+    reader = FrameReader(JSON_LINES, cap=None)
+    out = sys.stdout.buffer
+    counted = 0
+    while (frame := reader.pop_from(sys.stdin.buffer)) is not None:
+        request = frame.message
+        if isinstance(request, dict) and request.get("op") in ops:
+            counted += 1
+            if counted % every == 0:
+                while True:  # asleep, not spinning: the machine is shared while the client waits
+                    time.sleep(3600)
+        framing = server.framing
+        out.write(b"".join(encode_message(server.handle(request), framing)))
+        out.flush()
+        reader.framing = server.framing
+        if server.stopped:
+            break
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
     mode = argv[0]
     if mode == "twice":
         return twice(argv[1])
+    if mode == "hang":
+        every = [int(argv[2])] if len(argv) > 2 else []
+        return hang(argv[1], *every, *([argv[3].split(",")] if len(argv) > 3 else []))
     sys.stdin.readline()  # the start request
     if mode == "jvm-no-heap":
         # What OpenJDK 17 printed under `ulimit -v 1048576` (measured); HotSpot writes it to stdout.
