@@ -80,6 +80,8 @@ class HarnessFailure(RuntimeError):
     #: The request it is charged to, by seq, when that is not the call it was raised in: a
     #: second reply fails the request it repeats (see ExecAdapter.encode_many).
     seq: int | None = None
+    #: The op of the request that got no reply (a timeout): what the plugin's timeout budget counts.
+    op: str | None = None
 
 
 class HarnessCrashed(HarnessFailure):
@@ -202,7 +204,9 @@ class ExecAdapter:
     ``framings`` are the framings offered in ``start`` (JSON lines always; binary framing
     if the harness chooses it). ``on_message(direction, message)`` sees every message
     sent ("->") and received ("<-") as it is on the wire (base64 text in JSON lines, the
-    header in binary framing), for logs and protocol tests.
+    header in binary framing), for logs and protocol tests. ``gate``, if set, is called with
+    the op of every request before it is sent, and with "start" before a process is started;
+    whatever it raises, the request is not sent (the plugin's timeout budget, --max-timeouts).
     """
 
     def __init__(
@@ -230,6 +234,8 @@ class ExecAdapter:
         #: The framing of the running process (JSON lines until its start reply chooses).
         self.framing = JSON_LINES
         self.on_message = on_message
+        #: Called with an op before a request of it is sent (see the class docstring); None: every request is sent.
+        self.gate: Callable[[str], None] | None = None
         #: Every crash, timeout and protocol failure so far, oldest first (the plugin reads it).
         self.incidents: list[HarnessFailure] = []
         #: A label stamped (as ``.context``) on the incidents of calls started while it is set;
@@ -433,6 +439,8 @@ class ExecAdapter:
     # ---------------------------------------------------------------- internals
 
     def _start(self) -> None:
+        if self.gate is not None:
+            self.gate("start")  # before a process exists: a refused start leaves none half-started
         self._proc = HarnessProcess(self.argv, self.memory_limit, self.max_reply)
         self.starts += 1
         self._seq = 0
@@ -546,6 +554,8 @@ class ExecAdapter:
 
     def _send(self, request: dict[str, Any]) -> _Sent:
         """Number ``request`` and queue it for the harness (starting one if none runs); its reply is not awaited."""
+        if self.gate is not None and request["op"] != "start":  # _start asked the gate before it started the process
+            self.gate(request["op"])
         if self._proc is None:
             self._start()
         proc = self._proc
@@ -575,7 +585,9 @@ class ExecAdapter:
             try:
                 frame = proc.receive(deadline)
             except TimeoutError:
-                raise self._fail(HarnessTimeout, f"no reply to {op} within {self.timeout:g} s; killed", proc, mark) from None
+                timeout = self._fail(HarnessTimeout, f"no reply to {op} within {self.timeout:g} s; killed", proc, mark)
+                timeout.op = op
+                raise timeout from None
             except MessageTooLarge as exc:
                 raise self._violation(
                     f"reply to {op}: {exc}. A harness may send at most max_reply bytes in one message: raise it with "

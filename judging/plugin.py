@@ -1,8 +1,9 @@
 """pytest plugin (``pytest11`` entry point): ``--impl``, markers, results file, outcome summary.
 
 Also ``--isolate`` (every implementation in its own harness process, so a crash or a hang
-becomes that case's outcome instead of the session's end) and ``--known-failures`` (an
-implementer's list of cases it is known to fail, checked strictly).
+becomes that case's outcome instead of the session's end), ``--max-timeouts`` (after so many
+timeouts of one op, a harness's later calls of it are not tried: :mod:`.timeout_budget`) and
+``--known-failures`` (an implementer's list of cases it is known to fail, checked strictly).
 
 Ctrl-C stops the run: the results written so far stay in the results file and the
 summary says the run was interrupted. A ``KeyboardInterrupt`` that no Ctrl-C caused (the
@@ -25,13 +26,14 @@ import sys
 import threading
 import warnings
 from collections import Counter
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
 from .known_failures import KnownFailuresWarning, load_known_failures
+from .timeout_budget import DEFAULT_MAX_TIMEOUTS, TimeoutBudget
 from .verdict import MAX_MESSAGE, MAX_TEXT, ORDER, Judge, Outcome, clip
 
 if TYPE_CHECKING:
@@ -59,15 +61,25 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _mebibytes(text: str) -> int:
-    """--harness-memory: a whole number of MiB, 0 for no limit (a negative one used to mean no limit)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of MiB (0 for no limit), got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or a positive number of MiB, got {text!r}")
-    return value
+def _whole(unit: str, zero: str) -> Callable[[str], int]:
+    """An option's type: a whole number of ``unit``, 0 for ``zero`` (a negative one is refused, not taken for 0)."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            expected = f"expected a whole number of {unit} (0 for {zero}), got {text!r}"
+            raise argparse.ArgumentTypeError(expected) from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"must be 0 ({zero}) or a positive number of {unit}, got {text!r}")
+        return value
+
+    return whole
+
+
+#: --harness-memory (a negative number used to mean no limit) and --max-timeouts.
+_mebibytes = _whole("MiB", "no limit")
+_timeouts = _whole("timeouts", "no budget")
 
 
 class ImplementationInterrupt(RuntimeError):
@@ -143,6 +155,11 @@ class _State:
         self.harness_timeout: float | None = config.getoption("harness_timeout")
         memory_mib: int = config.getoption("harness_memory")
         self.harness_memory: int | None = memory_mib << 20 if memory_mib > 0 else None
+        #: The node ID and judge of the test running now (the timeout budget blocks that case).
+        self.running: tuple[str, Judge] | None = None
+        #: The case ID of every test that had a judge, by node ID (harness incidents name node IDs).
+        self.case_of: dict[str, str] = {}
+        self.budget = TimeoutBudget(config.getoption("max_timeouts"), lambda: self.running, self.case_of)
         #: Node IDs of the collected tests that judge a case (the rest are not conformance cases).
         self.cases: set[str] = set()
         self.interrupts = _Interrupts()
@@ -167,6 +184,7 @@ class _State:
         except (OSError, RuntimeError) as exc:
             raise AdapterLoadError(f"{spec!r} could not start its harness: {type(exc).__name__}: {clip(str(exc), MAX_TEXT)}") from exc
         self.harnesses.append(adapter)
+        self.budget.watch(adapter)
         return _instantiate(adapter, spec)  # the same checks of name and roles as in-process adapters
 
     def _load(self, spec: str) -> Any:
@@ -269,6 +287,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=_DEFAULT_MEMORY_MIB,
         metavar="MIB",
         help=f"address-space limit of each harness process in MiB, 0 for none (default {_DEFAULT_MEMORY_MIB})",
+    )
+    group.addoption(
+        "--max-timeouts",
+        type=_timeouts,
+        default=DEFAULT_MAX_TIMEOUTS,
+        metavar="N",
+        help="after N timeouts of one op (parse, encode, decode, build) of a harness process, the implementation's "
+        "later cases that need that op are blocked by the first timeout, not tried; 0 for no budget "
+        f"(default {DEFAULT_MAX_TIMEOUTS})",
     )
     group.addoption(
         "--corpus-checks",
@@ -376,12 +403,18 @@ def judge(request: pytest.FixtureRequest) -> Iterator[Judge]:
     reqs = list(getattr(case, "requirements", ()))
     marker = next((m.name.upper() for m in request.node.iter_markers() if m.name in ("must", "should", "may")), "MUST")
     level = getattr(case, "level", marker)
-    j = Judge(name, case_id, reqs, level, roots=request.config.stash[_STATE].roots)
+    state = request.config.stash[_STATE]
+    j = Judge(name, case_id, reqs, level, roots=state.roots)
     request.node.stash[_JUDGE] = j
     if hasattr(impl, "incidents"):
         request.node.stash[_INCIDENTS] = len(impl.incidents)
         impl.context = request.node.nodeid
-    yield j
+    state.case_of[request.node.nodeid] = case_id
+    state.running = (request.node.nodeid, j)
+    try:
+        yield j
+    finally:
+        state.running = None
 
 
 _JUDGE = pytest.StashKey[Judge]()
@@ -685,6 +718,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                 parts += f", listed but unsupported: {unsupported}, a clean refusal, not a failure: the entries are not needed"
             parts += ")"
         terminalreporter.write_line(f"{'tests that take no implementation' if impl == '-' else impl}: {parts}")
+    for line in state.budget.summary({r["test"]: r["outcome"] for r in state.records if "test" in r}):
+        terminalreporter.write_line(line, yellow=True)
     terminalreporter.write_line(reconcile(terminalreporter.stats, state.records, state.cases))
     if state.results:
         terminalreporter.write_line(f"results: {state.results.name}")

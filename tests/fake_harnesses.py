@@ -10,6 +10,10 @@ as a harness in another language might:
   of a chunk of shape TWICE_SHAPE twice in one write.
 - ``bare ADAPTER``: serves ADAPTER correctly but leaves the optional ``exception`` out of its
   rejections and errors, as a harness of a language without exception names may.
+- ``hang ADAPTER [K [OPS]]``: serves ADAPTER correctly but hangs (sleeps, answering
+  nothing) on every K-th request (default 3: one call in three) among the ops OPS (a
+  comma-separated list, default every op but start and stop), counted from the start of
+  each process: the client kills it after its timeout and restarts it.
 - ``jvm-no-heap``: dies at start-up the way HotSpot does under a too small address-space
   limit (its fatal error on stdout, exit 1).
 - ``v8-no-code-range``: dies at start-up the way Node.js does there (stderr, SIGTRAP).
@@ -23,7 +27,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 #: Seconds after the first reply that ``twice`` sends the late copy (quality 100).
 LATE = 0.5
@@ -76,23 +81,47 @@ def twice(spec: str) -> int:
     return 0
 
 
-def bare(spec: str) -> int:
+def _serve(spec: str, before: Callable[[object], None] = lambda request: None,
+           after: Callable[[dict[str, Any]], None] = lambda reply: None) -> int:
+    """Serve ADAPTER correctly, with ``before`` run on each request and ``after`` on each reply before it is sent."""
     from zarr_jpeg_conformance.harnesses.server import Server
     from zarr_jpeg_conformance.protocol.framing import JSON_LINES, FrameReader, encode_message
 
     server = Server(spec)
     reader = FrameReader(JSON_LINES, cap=None)
+    out = sys.stdout.buffer
     while (frame := reader.pop_from(sys.stdin.buffer)) is not None:
+        before(frame.message)
         framing = server.framing
         reply = server.handle(frame.message)
-        if isinstance(reply, dict):
-            reply.pop("exception", None)
-        sys.stdout.buffer.write(b"".join(encode_message(reply, framing)))
-        sys.stdout.buffer.flush()
+        after(reply)
+        out.write(b"".join(encode_message(reply, framing)))
+        out.flush()
         reader.framing = server.framing
         if server.stopped:
             break
     return 0
+
+
+def bare(spec: str) -> int:
+    return _serve(spec, after=lambda reply: reply.pop("exception", None))
+
+
+#: The ops ``hang`` counts by default: every op a suite asks for (start and stop never hang).
+HANG_OPS = ("parse", "build", "encode", "decode", "bench")
+
+
+def hang(spec: str, every: int = 3, ops: Sequence[str] = HANG_OPS) -> int:
+    counted = [0]
+
+    def before(request: object) -> None:
+        if isinstance(request, dict) and request.get("op") in ops:
+            counted[0] += 1
+            if counted[0] % every == 0:
+                while True:  # asleep, not spinning: the machine is shared while the client waits
+                    time.sleep(3600)
+
+    return _serve(spec, before=before)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -101,6 +130,9 @@ def main(argv: Sequence[str]) -> int:
         return twice(argv[1])
     if mode == "bare":
         return bare(argv[1])
+    if mode == "hang":
+        every = [int(argv[2])] if len(argv) > 2 else []
+        return hang(argv[1], *every, *([argv[3].split(",")] if len(argv) > 3 else []))
     sys.stdin.readline()  # the start request
     if mode == "jvm-no-heap":
         # What OpenJDK 17 printed under `ulimit -v 1048576` (measured); HotSpot writes it to stdout.
