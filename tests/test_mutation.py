@@ -162,6 +162,17 @@ def test_a_result_is_reused_only_while_its_module_tests_and_helpers_are_unchange
     assert mutate._fingerprint(b"code", [*tests, "tests/test_other.py::test_b"], tmp_path) != before
 
 
+def test_a_run_stopped_by_its_time_box_is_taken_up_where_it_stopped() -> None:
+    m = mutants_of(b"def f(a):\n    return a > 1\n", "core/x.py", [])[0]
+    for status, stages, reused in (("pending", 1, True), ("survived", 2, True), ("killed", 1, True), ("not run", 0, False)):
+        r = mutate.Result(m, ["tests/test_x.py::t"], fingerprint="abc")
+        mutate.take_up(r, {"fingerprint": "abc", "status": status, "seconds": 3.0, "killer": None, "stages_done": stages})
+        assert (r.status, r.stages_done) == ((status, stages) if reused else ("not run", 0))
+    r = mutate.Result(m, ["tests/test_x.py::t"], fingerprint="abc")
+    mutate.take_up(r, {"fingerprint": "changed", "status": "survived", "seconds": 3.0, "killer": None, "stages_done": 2})
+    assert (r.status, r.stages_done) == ("not run", 0)
+
+
 def test_the_map_charges_a_shared_fixture_to_every_test_that_uses_it(tmp_path: Path) -> None:
     """A module-scoped fixture runs inside the first of its tests; a mutant of what it runs must still meet the others."""
     (tmp_path / "core").mkdir()

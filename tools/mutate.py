@@ -309,6 +309,13 @@ def _earlier(path: Path | None) -> dict[str, dict[str, Any]]:
     return out
 
 
+def take_up(r: Result, old: dict[str, Any] | None) -> None:
+    """Reuse an earlier result of the same fingerprint: a decided one as it is, a pending one from the stage
+    after the last it survived (a long run stopped by its time box is taken up, not started again)."""
+    if old and old.get("fingerprint") == r.fingerprint and old["status"] in ("killed", "timeout", "survived", "pending"):
+        r.status, r.seconds, r.killer, r.stages_done = old["status"], old["seconds"], old["killer"], old["stages_done"]
+
+
 def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[str, str], jobs: int,
         budget: float | None, baseline: str, out: Any, results_file: Path | None = None,
         recorded: set[str] | None = None) -> list[Result]:
@@ -335,9 +342,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
         r.fingerprint = _fingerprint(sources[m.path], tests, root)
         if not tests:
             r.status = "no tests"
-        old = earlier.get(m.key)
-        if old and old.get("fingerprint") == r.fingerprint and old["status"] in ("killed", "timeout", "survived"):
-            r.status, r.seconds, r.killer, r.stages_done = old["status"], old["seconds"], old["killer"], old["stages_done"]
+        take_up(r, earlier.get(m.key))
         results.append(r)
     first: queue.Queue[Result] = queue.Queue()
     rest: queue.Queue[Result] = queue.Queue()
