@@ -171,6 +171,34 @@ def test_a_run_stopped_by_its_time_box_is_taken_up_where_it_stopped() -> None:
     r = mutate.Result(m, ["tests/test_x.py::t"], fingerprint="abc")
     mutate.take_up(r, {"fingerprint": "changed", "status": "survived", "seconds": 3.0, "killer": None, "stages_done": 2})
     assert (r.status, r.stages_done) == ("not run", 0)
+    # a timeout taken for a kill before timeouts were checked against the tests without the mutant is run again
+    for old, reused in (({}, False), ({"retries": 0}, True)):
+        r = mutate.Result(m, ["tests/test_x.py::t"], fingerprint="abc")
+        mutate.take_up(r, {"fingerprint": "abc", "status": "timeout", "seconds": 60.0, "killer": None, "stages_done": 1, **old})
+        assert (r.status == "timeout") == reused
+
+
+def test_a_timeout_kills_only_where_the_tests_without_the_mutant_finish_in_half_the_time() -> None:
+    """A machine busy with other work makes tests outlast their timeout, mutant or not: that is no kill."""
+    m = mutants_of(b"def f(a):\n    return a > 1\n", "core/x.py", [])[0]
+
+    class Control:
+        def __init__(self, seconds: float, timed_out: bool) -> None:
+            self.reply = {"rc": 0, "seconds": seconds, "timed_out": timed_out}
+
+        def run(self, file: object, source: object, tests: list[str], timeout: float, name: str) -> dict[str, object]:
+            assert file is None and source is None  # the same tests, without the mutant
+            return self.reply
+
+    r = mutate.Result(m, ["tests/test_x.py::t"])
+    assert mutate._slow_for_itself(Control(10.0, False), r.tests, 60.0, r) and r.retries == 0  # type: ignore[arg-type]
+    for control in (Control(60.0, True), Control(45.0, False)):
+        r = mutate.Result(m, ["tests/test_x.py::t"])
+        assert not mutate._slow_for_itself(control, r.tests, 60.0, r) and r.retries == 1  # type: ignore[arg-type]
+        assert "tried again with twice the time" in r.notes[-1]
+    out = io.StringIO()
+    mutate.summary([mutate.Result(m, ["t"], status="killed"), mutate.Result(m, ["t"], status="slow")], 1.0, out)
+    assert "killed/total: 1/1 (100.0 %)" in out.getvalue() and "1 undecided: their tests time out without them too" in out.getvalue()
 
 
 def test_the_map_charges_a_shared_fixture_to_every_test_that_uses_it(tmp_path: Path) -> None:

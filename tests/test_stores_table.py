@@ -72,6 +72,7 @@ def test_each_array_is_what_its_name_says_and_legal(name: str) -> None:
     assert all(o % c == 0 for o, c in zip(outer, spec.chunks, strict=True))
     cut = any(s % o for s, o in zip(spec.shape, outer, strict=True))
     assert cut == (name == "gray-2d"), (name, spec.shape, outer)
+    assert si.source(name).shape == spec.shape  # what every writer writes fills the array
 
 
 def test_a_zarr_python_reader_reads_only_the_codec_its_package_registers(tmp_path: Path) -> None:

@@ -57,6 +57,8 @@ FIRST_STAGE_SECONDS = 10.0
 FIRST_STAGE_FILES = 2
 #: How long a mutant started within a time box (--budget) may run past it.
 GRACE_SECONDS = 60.0
+#: How often a mutant whose run timed out, as did its tests without it, is tried again with twice the time.
+MAX_RETRIES = 2
 #: Files of the checkout a copy does not need, or links to instead of copying.
 _SKIP = {".git", "__pycache__", ".hypothesis", ".mypy_cache", ".ruff_cache", ".pytest_cache", "build", "dist", ".venv"}
 _LINK = {"node_modules", "target"}
@@ -67,7 +69,8 @@ PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--tb=short", "-W", "ignore
 class Result:
     mutant: Mutant
     tests: list[str]
-    #: killed, timeout, survived, no tests; pending (survived its cheapest tests, the rest not run yet); not run
+    #: killed, timeout, survived, no tests; pending (survived its cheapest tests, the rest not run yet); not run;
+    #: slow (its tests outlast their timeout without it too, even given four times the time: undecided)
     status: str = "not run"
     seconds: float = 0.0
     killer: str | None = None
@@ -75,13 +78,15 @@ class Result:
     notes: list[str] = field(default_factory=list)
     stages_done: int = 0
     fingerprint: str = ""
+    #: Times its run timed out along with the unmutated run of the same tests (a busy machine): its timeout doubles.
+    retries: int = 0
 
     def record(self) -> dict[str, Any]:
         m = self.mutant
         return {"key": m.key, "where": m.where, "operator": m.operator, "before": m.before, "after": m.after,
                 "status": self.status, "seconds": self.seconds, "killer": self.killer, "tests": self.tests,
                 "equivalent": self.equivalent, "notes": self.notes, "stages_done": self.stages_done,
-                "fingerprint": self.fingerprint}
+                "fingerprint": self.fingerprint, "retries": self.retries}
 
 
 def requirement_ids() -> list[str]:
@@ -309,9 +314,23 @@ def _earlier(path: Path | None) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _slow_for_itself(worker: Worker, tests: list[str], timeout: float, r: Result) -> bool:
+    """After a mutant's run timed out: do the same tests, without it, finish in half the time? Only then is the
+    timeout the mutant's (a kill); else the machine was too busy, and the mutant is tried again with twice the time."""
+    control = worker.run(None, None, tests, timeout, f"c{id(r)}-{r.stages_done}-{r.retries}")
+    if not control["timed_out"] and control["rc"] == 0 and control["seconds"] <= timeout / 2:
+        return True
+    r.retries += 1
+    r.notes.append(f"timed out, and so did (or nearly) its tests without it ({control['seconds']:.0f} s of {timeout:.0f} s): "
+                   + ("tried again with twice the time" if r.retries <= MAX_RETRIES else "too slow to decide on this machine"))
+    return False
+
+
 def take_up(r: Result, old: dict[str, Any] | None) -> None:
     """Reuse an earlier result of the same fingerprint: a decided one as it is, a pending one from the stage
     after the last it survived (a long run stopped by its time box is taken up, not started again)."""
+    if old and old["status"] == "timeout" and "retries" not in old:
+        return  # a timeout of a run before timeouts were checked against the tests without the mutant
     if old and old.get("fingerprint") == r.fingerprint and old["status"] in ("killed", "timeout", "survived", "pending"):
         r.status, r.seconds, r.killer, r.stages_done = old["status"], old["seconds"], old["killer"], old["stages_done"]
 
@@ -394,12 +413,21 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
                 m = r.mutant
                 stages = selector.stages(r.tests, m.path)
                 stage = stages[r.stages_done]
-                timeout = selector.timeout(stage)
+                own = selector.timeout(stage) * 2**r.retries
+                timeout = own
                 if budget is not None:
                     timeout = min(timeout, budget + GRACE_SECONDS - (time.monotonic() - started))
                 reply = worker.run(m.path, m.apply(sources[m.path]).decode(), stage, timeout, f"m{id(r)}-{r.stages_done}")
-                if reply["timed_out"] and timeout < selector.timeout(stage):
+                if reply["timed_out"] and timeout < own:
                     continue  # stopped by the time box, not by its own timeout: left as it was
+                if reply["timed_out"] and not _slow_for_itself(worker, stage, timeout, r):
+                    if r.retries <= MAX_RETRIES:
+                        (first if r.stages_done == 0 else rest).put(r)
+                        continue
+                    r.status = "slow"
+                    with lock:
+                        print(f"[-] slow     {m.describe()}: its tests outlast {timeout:.0f} s without it too", file=out, flush=True)
+                    continue
                 r.seconds = round(r.seconds + reply["seconds"], 2)
                 r.killer = reply["killer"]
                 r.stages_done += 1
@@ -437,8 +465,9 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
 
 def summary(results: list[Result], seconds: float, out: Any) -> int:
     """Print killed/total and the survivors; the number of unlisted survivors."""
-    ran = [r for r in results if r.status not in ("not run", "pending")]
+    ran = [r for r in results if r.status not in ("not run", "pending", "slow")]
     pending = sum(r.status == "pending" for r in results)
+    slow = sum(r.status == "slow" for r in results)
     listed = [r for r in ran if r.equivalent and r.status in ("survived", "no tests")]
     judged = [r for r in ran if r not in listed]
     killed = [r for r in judged if r.status in ("killed", "timeout")]
@@ -462,13 +491,14 @@ def summary(results: list[Result], seconds: float, out: Any) -> int:
         per_module[r.mutant.path][1] += 1
         per_module[r.mutant.path][0] += r in killed
     print("Killed per module: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(per_module.items())), file=out)
-    not_run = len(results) - len(ran) - pending
+    not_run = len(results) - len(ran) - pending - slow
     timeouts = sum(r.status == "timeout" for r in killed)
     share = f" ({100 * len(killed) / len(judged):.1f} %)" if judged else ""
     print(f"killed/total: {len(killed)}/{len(judged)}{share} in {seconds:.0f} s; "
           f"{timeouts} of the killed by timeout; {len(listed)} equivalent (listed)"
           + (f"; {not_run} not run (time box)" if not_run else "")
-          + (f"; {pending} survived their cheapest tests, the rest not run (time box)" if pending else ""), file=out)
+          + (f"; {pending} survived their cheapest tests, the rest not run (time box)" if pending else "")
+          + (f"; {slow} undecided: their tests time out without them too on this machine" if slow else ""), file=out)
     return len(survivors) + len(stale)
 
 
