@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
+import select
 import signal
 import subprocess
 import threading
@@ -183,14 +183,18 @@ class HarnessProcess:
         self.reader = FrameReader(JSON_LINES, max_message)
         self._eof = False
         self._unwritten: list[memoryview] = []
+        #: Whether stdin is polled for room: only while bytes are queued for it (a pipe with room
+        #: would wake every poll), kept across calls while the harness is behind (pipelining).
+        self._polling_in = False
         #: Bytes queued for the harness so far, and how many of them it has taken.
         self.queued = 0
         self.written = 0
         #: When writing to its stdin first failed (it closed it, or died), if it has.
         self._closed_at: float | None = None
-        # One selector for the process's life: a call costs no epoll set-up.
-        self._sel = selectors.DefaultSelector()
-        self._sel.register(self._out, selectors.EVENT_READ)
+        # poll, not selectors: a request waits on it about once, and the selectors layer (keys,
+        # epoll_ctl for each change of interest) cost more than the poll itself.
+        self._poll = select.poll()
+        self._poll.register(self._out, select.POLLIN)
         #: When the harness itself was seen to exit, if it has: a process it left behind may
         #: hold its stdout open, and is not waited for past CLOSED_GRACE.
         self._exited_at: float | None = None
@@ -198,7 +202,7 @@ class HarnessProcess:
         self._pidfd: int | None = None
         with contextlib.suppress(AttributeError, OSError):
             self._pidfd = os.pidfd_open(self.popen.pid)
-            self._sel.register(self._pidfd, selectors.EVENT_READ)
+            self._poll.register(self._pidfd, select.POLLIN)
         #: Processes outside the harness's process group that held its stdout or stderr open when
         #: it was ended (a daemon it started with setsid), killed with it.
         self.strays: list[int] = []
@@ -219,11 +223,16 @@ class HarnessProcess:
         :attr:`written` reaches it, the harness has taken all of it. Messages may be queued
         before earlier replies arrive (pipelining); :meth:`receive` goes on writing them.
         """
-        views = [v for v in (memoryview(p).cast("B") for p in parts) if len(v)]
-        self._unwritten += views
-        self.queued += sum(len(v) for v in views)
+        behind = bool(self._unwritten)
+        for part in parts:
+            view = memoryview(part).cast("B")
+            if view.nbytes:
+                self._unwritten.append(view)
+                self.queued += view.nbytes
         # Most requests fit in the pipe: written at once, without asking whether it has room.
-        self._write()
+        # Behind bytes that did not fit, they wait for poll to say it has room (no write that fails).
+        if not behind:
+            self._write()
         return self.queued
 
     def receive(self, deadline: float) -> Frame | None:
@@ -236,49 +245,48 @@ class HarnessProcess:
         with what :meth:`send` returned. A harness that closed its stdin gets
         :data:`CLOSED_GRACE` seconds to finish what it writes before this says None.
         """
-        writing = False
-        try:
-            while True:
-                frame = self.reader.pop()
-                if frame is not None:
-                    return frame
-                if self._eof:
-                    return None
-                if self._unwritten and not writing:
-                    self._sel.register(self._in, selectors.EVENT_WRITE)
-                    writing = True
-                elif writing and not self._unwritten:
-                    self._sel.unregister(self._in)
-                    writing = False
-                now = time.monotonic()
-                gone = min((t for t in (self._closed_at, self._exited_at) if t is not None), default=None)
-                if gone is not None and now >= gone + CLOSED_GRACE:
+        reader = self.reader
+        while True:
+            frame = reader.pop()
+            if frame is not None:
+                return frame
+            if self._eof:
+                return None
+            if self._polling_in != bool(self._unwritten):
+                self._poll_in(not self._polling_in)
+            now = time.monotonic()
+            left = deadline - now
+            if self._closed_at is not None or self._exited_at is not None:
+                gone = min(t for t in (self._closed_at, self._exited_at) if t is not None)
+                if now >= gone + CLOSED_GRACE:
                     # It stopped reading, or exited, and says nothing: it is dying or dead (what it
                     # left running may hold stdout open: that is no reply).
                     return None
-                left = deadline - now
-                if left <= 0:
-                    raise TimeoutError
-                if gone is not None:
-                    left = min(left, gone + CLOSED_GRACE - now)
-                elif self._pidfd is None:
-                    left = min(left, POLL_EXIT)
-                for key, _ in self._sel.select(left):
-                    if key.fd == self._pidfd:
-                        self._saw_exit()
-                    elif key.fd != self._in:
-                        self._read()
-                    else:
-                        self._write()
-                if self._pidfd is None and self._exited_at is None and self.popen.poll() is not None:
-                    self._exited_at = time.monotonic()
-        finally:
-            if writing:
-                self._sel.unregister(self._in)
+                left = min(left, gone + CLOSED_GRACE - now)
+            elif self._pidfd is None:
+                left = min(left, POLL_EXIT)
+            if now >= deadline:
+                raise TimeoutError
+            for fd, _ in self._poll.poll(left * 1e3):
+                if fd == self._out:
+                    self._read()
+                elif fd == self._in:
+                    self._write()
+                else:
+                    self._saw_exit()
+            if self._pidfd is None and self._exited_at is None and self.popen.poll() is not None:
+                self._exited_at = time.monotonic()
+
+    def _poll_in(self, on: bool) -> None:
+        if on:
+            self._poll.register(self._in, select.POLLOUT)
+        else:
+            self._poll.unregister(self._in)
+        self._polling_in = on
 
     def _saw_exit(self) -> None:
         assert self._pidfd is not None
-        self._sel.unregister(self._pidfd)
+        self._poll.unregister(self._pidfd)
         os.close(self._pidfd)
         self._pidfd = None
         self._exited_at = time.monotonic()
@@ -329,8 +337,10 @@ class HarnessProcess:
     def drain_stdout(self, timeout: float, limit: int = TEXT_CAP) -> str:
         """What is left on stdout, up to end of output or ``timeout``: the last words of a dying harness."""
         deadline = time.monotonic() + timeout
+        if self._polling_in:
+            self._poll_in(False)  # only its output is waited for now
         while not self._eof and self.reader.buffered < limit and (left := deadline - time.monotonic()) > 0:
-            if self._sel.select(left):
+            if self._poll.poll(left * 1e3):
                 self._read()
         return self.reader.peek(limit).decode("utf-8", "replace").strip()
 
@@ -413,13 +423,10 @@ class HarnessProcess:
                 self.popen.kill()
 
     def _close_pipes(self, *, stdout: bool = True) -> None:
-        if stdout:
-            with contextlib.suppress(KeyError, ValueError, OSError):
-                self._sel.close()
-            if self._pidfd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(self._pidfd)
-                self._pidfd = None
+        if stdout and self._pidfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._pidfd)
+            self._pidfd = None
         for stream in (self.popen.stdin, self.popen.stdout if stdout else None):
             try:
                 if stream:
