@@ -64,17 +64,45 @@ class Input {
 
   /** Exactly n bytes, or null if the input ends first. */
   async bytes(n) {
-    while (this.buffer.length < n) if (!(await this.fill())) return null;
-    const out = this.buffer.subarray(0, n);
-    this.buffer = this.buffer.subarray(n);
+    if (this.buffer.length >= n) {
+      const out = this.buffer.subarray(0, n);
+      this.buffer = this.buffer.subarray(n);
+      return out;
+    }
+    // A payload arrives in chunks of 64 KiB: gathered, then copied once into its own buffer
+    // (fill's concat for each chunk copied a 192 KiB payload about twice over).
+    const out = Buffer.allocUnsafe(n);
+    let have = this.buffer.copy(out);
+    while (have < n) {
+      const next = await this.chunks.next();
+      if (next.done) {
+        this.ended = true;
+        this.buffer = Buffer.alloc(0);
+        return null;
+      }
+      const take = Math.min(n - have, next.value.length);
+      have += next.value.copy(out, have, 0, take);
+      this.buffer = next.value.subarray(take);
+    }
     return out;
   }
 }
 
 function send(output, header, payload) {
-  const parts = [Buffer.from(JSON.stringify(header) + "\n")];
-  if (payload) parts.push(payload);
-  return new Promise((resolve) => output.write(Buffer.concat(parts), resolve));
+  const line = Buffer.from(JSON.stringify(header) + "\n");
+  return new Promise((resolve) => {
+    if (!payload) {
+      output.write(line, resolve);
+      return;
+    }
+    // One writev of the header and the payload as they are: no copy of the payload into a
+    // buffer with the header in front. The loop awaits the write before the codec runs again,
+    // so a payload that is a view of the codec's memory stays as it was until it is written.
+    output.cork();
+    output.write(line);
+    output.write(payload, resolve);
+    output.uncork();
+  });
 }
 
 const asBuffer = (view) => Buffer.from(view.buffer, view.byteOffset, view.byteLength);
