@@ -7,8 +7,9 @@ import sys
 
 
 def test_bench_protocol_prints_every_measurement_and_ratio() -> None:
-    # The Go harness starts in milliseconds; the JVM's start would double this test's time.
-    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.tools.bench_protocol", "--harness", "go-image-jpeg",
+    # The Go harness starts in milliseconds; the JVM's start would double this test's time. jpeg-js only
+    # decodes: measured on decode alone.
+    cmd = [sys.executable, "-m", "zarr_jpeg_conformance.tools.bench_protocol", "--harness", "go-image-jpeg", "node-jpeg-js",
            "--rounds", "1", "--batch", "2", "--size", "64", "--sizes", "1", "2", "--reply-rounds", "1"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
@@ -20,5 +21,8 @@ def test_bench_protocol_prints_every_measurement_and_ratio() -> None:
                     "imagecodecs (harnesses.server): binary pipelined / in process: encode", "(target >= 0.8x wall: "]
     if "go-image-jpeg not available" not in out:
         needles += ["encode  in harness", "go-image-jpeg: binary pipelined / in harness: encode"]
+    if "node-jpeg-js not available" not in out:
+        needles += ["node-jpeg-js: binary pipelined / in harness: decode"]
+        assert "node-jpeg-js: binary pipelined / in harness: encode" not in out
     for needle in needles:
         assert needle in out, f"{needle!r} missing from:\n{out}"

@@ -10,11 +10,13 @@ Two measurements, each printed as ratios from this one run:
 
    - ``harnesses.server`` serving a built-in Python adapter (``--impl``, imagecodecs by
      default): in process is the same adapter in this process.
-   - shipped harnesses in other languages (``--harness``, Go and Java by default, each
-     skipped with the reason where it is not built): in process is the library's own speed
+   - shipped harnesses (``--harness``: by default one per language kit, Go, Java, Node.js
+     and Rust; ``all`` for every row of ``harnesses.HARNESSES``; each skipped with the reason
+     where it is not built): in process is the library's own speed
      inside the harness, measured by the optional ``bench`` request (the harness times the
      same encode or decode, ``--batch`` times in a row, with its own monotonic clock; a JVM
-     is as warm for it as for the calls through the protocol). The Python server answers
+     is as warm for it as for the calls through the protocol). A decode-only harness is
+     measured on decode, with a stream the built-in adapter wrote. The Python server answers
      ``bench`` too, shown as ``in harness``: the adapter's speed in the harness's process.
 
    The paths are timed in interleaved rounds (``--batch`` calls in a row per path, the
@@ -34,7 +36,7 @@ Two measurements, each printed as ratios from this one run:
    should stay roughly constant if reading is linear (before, a 128 MiB JSON-lines reply
    took 31 s: the buffer was rescanned on every read).
 
-Run: ``python -m zarr_jpeg_conformance.tools.bench_protocol [--impl imagecodecs] [--harness go-image-jpeg java-imageio]
+Run: ``python -m zarr_jpeg_conformance.tools.bench_protocol [--impl imagecodecs] [--harness NAME ... | all]
 [--rounds 31] [--batch 20] [--window 8] [--size 256] [--sizes 8 32 128]``.
 """
 
@@ -54,8 +56,9 @@ import numpy as np
 
 from ..adapters import AdapterLoadError, load_adapter
 from ..adapters.process import DEFAULT_MEMORY_LIMIT
-from ..adapters.remote import WINDOW, ExecAdapter
+from ..adapters.remote import WINDOW, ExecAdapter, HarnessError, HarnessFailure
 from ..corpus.images import make_image
+from ..harnesses import HARNESSES as SHIPPED
 from ..harnesses import Unavailable, spec_memory_limit
 from ..harnesses import command as harness_command
 from ..protocol.framing import BINARY, JSON_LINES, FrameReader, encode_message
@@ -67,8 +70,10 @@ CODEC = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space":
 CHUNK = (256, 256, 3)
 #: Framings a harness run is offered: JSON lines only, or both (the harness then chooses binary).
 OFFERS = {"json lines": [JSON_LINES], "binary": [JSON_LINES, BINARY]}
-#: Compiled harnesses measured by default (each skipped, with the reason, where it is not built).
-HARNESSES = ("go-image-jpeg", "java-imageio")
+#: Shipped harnesses measured by default, one on each language's kit (each skipped, with the
+#: reason, where it is not built): a library that encodes and decodes, libjpeg-turbo where the
+#: language has it, as imagecodecs behind harnesses.server.
+HARNESSES = ("go-image-jpeg", "java-imageio", "node-cornerstone", "rust-turbojpeg")
 TARGET = 0.8
 
 
@@ -162,9 +167,9 @@ def _args(op: str, chunk: np.ndarray, data: bytes) -> tuple[Any, ...]:
 
 def _measure(
     title: str, reference: str, paths: Callable[[str], dict[str, Call]], pids: Mapping[str, int | None],
-    chunk: np.ndarray, data: bytes, rounds: int, batch: int, window: int,
+    chunk: np.ndarray, data: bytes, rounds: int, batch: int, window: int, ops: Sequence[str] = ("encode", "decode"),
 ) -> None:
-    """Time every path (``paths(op)``, the reference first) for encode and decode; print the table and the verdict."""
+    """Time every path (``paths(op)``, the reference first) for encode and decode, or ``ops``; print the table and the verdict."""
     print(f"# {chunk.shape[0]}x{chunk.shape[1]}x{chunk.shape[2]} chunks ({chunk.nbytes} B), JPEG of {len(data)} B; median of "
           f"{rounds} rounds of {batch} calls in a row per path; pipelined: up to {window} requests in flight")
     print("# wall x, cpu x: the reference's time per call over the path's (wall-clock; CPU of client + harness);")
@@ -172,7 +177,7 @@ def _measure(
     print("#   so that is the wall x of a machine with a free CPU for each")
     print(f"{'op':7} {'path':17} {'wall ms':>8} {'MB/s':>7} {'wall x':>7} {'client':>7} {'harness':>7} {'cpu x':>6} {'par x':>6}")
     verdict = []
-    for op in ("encode", "decode"):
+    for op in ops:
         calls = paths(op)
         for call in calls.values():
             call(2)  # warm up: first-call imports and allocations, a JIT's first compilations
@@ -246,8 +251,11 @@ def python_server(impl: str, rounds: int, batch: int, size: int, window: int) ->
             adapter.close()
 
 
-def shipped_harness(name: str, rounds: int, batch: int, size: int, window: int) -> None:
-    """A shipped harness through the protocol against its own library timed inside it (``bench``)."""
+def shipped_harness(name: str, impl: str, rounds: int, batch: int, size: int, window: int) -> None:
+    """A shipped harness through the protocol against its own library timed inside it (``bench``).
+
+    A harness that does not encode is measured on decode, of a stream ``impl`` wrote.
+    """
     command = harness_command(name)
     spec = f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses {name}"
     chunk = make_image("natural", size, size, channels=CHUNK[2])
@@ -255,13 +263,18 @@ def shipped_harness(name: str, rounds: int, batch: int, size: int, window: int) 
     try:
         parsed = {label: a.parse(CODEC) for label, a in remotes.items()}
         binary = remotes["binary"]
-        data = binary.encode(parsed["binary"], chunk)
+        ops = [op for op in ("encode", "decode") if op in binary.roles]
+        if "encode" in ops:
+            data = binary.encode(parsed["binary"], chunk)
+        else:
+            local = load_adapter(impl)
+            data = local.encode(local.parse(CODEC), chunk)
 
         def paths(op: str) -> dict[str, Call]:
             args = _args(op, chunk, data)
             return {"in harness": _in_harness(binary, parsed["binary"], op, args), **_protocol_paths(remotes, parsed, op, args, window)}
 
-        _measure(name, "in harness", paths, _pids(remotes), chunk, data, rounds, batch, window)
+        _measure(name, "in harness", paths, _pids(remotes), chunk, data, rounds, batch, window, ops)
     finally:
         for adapter in remotes.values():
             adapter.close()
@@ -276,11 +289,13 @@ def throughput(impl: str, harnesses: Sequence[str], rounds: int, batch: int, siz
         python_server(impl, rounds, batch, size, window)
     except AdapterLoadError as exc:
         print(f"{impl} not available: {exc}\n")
-    for name in harnesses:
+    for name in SHIPPED if list(harnesses) == ["all"] else harnesses:
         try:
-            shipped_harness(name, rounds, batch, size, window)
-        except (Unavailable, KeyError) as exc:
+            shipped_harness(name, impl, rounds, batch, size, window)
+        except (Unavailable, KeyError, AdapterLoadError) as exc:
             print(f"{name} not available: {exc}\n")
+        except (HarnessError, HarnessFailure) as exc:  # one harness's failure (no bench, a crash) leaves the others to measure
+            print(f"{name} failed: {exc}\n")
 
 
 def reply_reading(sizes_mib: list[int], rounds: int) -> None:
@@ -353,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", default="imagecodecs", help="built-in adapter to serve with harnesses.server (default: imagecodecs)")
     parser.add_argument("--harness", nargs="*", default=list(HARNESSES), metavar="NAME",
-                        help=f"shipped harnesses to measure (default: {' '.join(HARNESSES)}; none: only the Python server)")
+                        help=f"shipped harnesses to measure (default: {' '.join(HARNESSES)}; all: every shipped harness; "
+                             "none: only the Python server)")
     parser.add_argument("--rounds", type=int, default=31, help="rounds of the chunk benchmark (default 31)")
     parser.add_argument("--batch", type=int, default=20, help="calls in a row per path and round (default 20)")
     parser.add_argument("--window", type=int, default=WINDOW, help=f"requests in flight when pipelined (default {WINDOW})")
