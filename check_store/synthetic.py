@@ -295,7 +295,6 @@ def big_store(root: Path, chunks: int = 20_000, pool: int = 24, quality: int = 8
         folder = root / name
         write_array(folder, shape, chunk, [codec], {})
         for r in range(rows):
-            (folder / "c" / str(r)).mkdir(parents=True, exist_ok=True)
             for c in range(cols):
                 (folder / "c" / str(r) / (f"{c}/0" if suffix else str(c))).parent.mkdir(parents=True, exist_ok=True)
                 (folder / "c" / str(r) / (f"{c}/0" if suffix else str(c))).write_bytes(tiles[(r * 7 + c * 3) % pool])

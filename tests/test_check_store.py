@@ -33,7 +33,7 @@ from zarr_jpeg_conformance.check_store.run import ArrayResult, ChunkMap, Result
 from zarr_jpeg_conformance.check_store.serve import serve
 from zarr_jpeg_conformance.check_store.stores import StoreSpec
 from zarr_jpeg_conformance.check_store.summary import to_json
-from zarr_jpeg_conformance.check_store.synthetic import Fault, clean_store, fault_store, short_shard_store, write_array
+from zarr_jpeg_conformance.check_store.synthetic import Fault, big_store, clean_store, fault_store, short_shard_store, write_array
 from zarr_jpeg_conformance.core.markers import inspect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -615,3 +615,20 @@ def test_the_report_page_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert count("#6cc283") > 400_000
     assert count("#d83b3b") >= 2 * 6 * 25
     assert count("#fadcdc") > 500  # the 'does not conform' badge and the failing counts
+
+
+def test_the_benchmark_store_holds_what_it_says_and_conforms(tmp_path: Path) -> None:
+    """big_store, the store of bench_check_store and of the report's screenshot: at least ``chunks`` chunks of
+    256x256 (x3), a file at every grid position, each a conforming chunk of its array."""
+    made = big_store(tmp_path / "big.zarr", chunks=10, pool=3)
+    assert set(made) == {"gray", "color"}
+    for name, channels in (("gray", 1), ("color", 3)):
+        info = made[name]
+        assert info["chunks"] == (256, 256) + ((3,) if channels == 3 else ())
+        rows, cols = info["shape"][0] // 256, info["shape"][1] // 256
+        assert rows * cols == info["count"] >= 5 and info["shape"][2:] == info["chunks"][2:]
+        files = sorted(p for p in (tmp_path / "big.zarr" / name / "c").rglob("*") if p.is_file())
+        assert len(files) == info["count"] and sum(p.stat().st_size for p in files) == info["bytes"]
+    result = check(str(tmp_path / "big.zarr"), scheduler="sync")
+    assert result.conforms(strict=True) and result.totals()["pass"] == made["gray"]["count"] + made["color"]["count"]
+    assert result.totals()["fill"] == 0
