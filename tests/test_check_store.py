@@ -33,7 +33,14 @@ from zarr_jpeg_conformance.check_store.run import ArrayResult, ChunkMap, Result
 from zarr_jpeg_conformance.check_store.serve import serve
 from zarr_jpeg_conformance.check_store.stores import StoreSpec
 from zarr_jpeg_conformance.check_store.summary import to_json
-from zarr_jpeg_conformance.check_store.synthetic import Fault, big_store, clean_store, fault_store, short_shard_store, write_array
+from zarr_jpeg_conformance.check_store.synthetic import (
+    Fault,
+    big_store,
+    clean_store,
+    fault_store,
+    short_shard_store,
+    write_array,
+)
 from zarr_jpeg_conformance.core.markers import inspect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -629,6 +636,7 @@ def test_the_benchmark_store_holds_what_it_says_and_conforms(tmp_path: Path) -> 
         assert rows * cols == info["count"] >= 5 and info["shape"][2:] == info["chunks"][2:]
         files = sorted(p for p in (tmp_path / "big.zarr" / name / "c").rglob("*") if p.is_file())
         assert len(files) == info["count"] and sum(p.stat().st_size for p in files) == info["bytes"]
+        assert len({p.read_bytes() for p in files}) > 1  # the pool holds distinct tiles, not one chunk many times
     result = check(str(tmp_path / "big.zarr"), scheduler="sync")
     assert result.conforms(strict=True) and result.totals()["pass"] == made["gray"]["count"] + made["color"]["count"]
     assert result.totals()["fill"] == 0
