@@ -231,6 +231,9 @@ def test_the_first_run_of_a_mutant_is_the_cheapest_tests_of_the_files_that_test_
     # a survivor then meets the cheapest test of every other file, before the rest
     assert breadth == ["tests/test_c.py::t1"]
     assert set(rest) == {"tests/test_c.py::t2", "tests/test_a.py::t2"}
+    # the module's package's test file comes first, though other files have more of its tests
+    first = selector.stages(tests, "c/x.py")[0]
+    assert {t.split("::")[0] for t in first} == {"tests/test_c.py", "tests/test_a.py"}
 
 
 def test_a_survivor_is_reported_with_where_what_and_the_tests_that_ran() -> None:

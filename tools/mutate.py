@@ -161,7 +161,7 @@ class Selector:
 
     def stages(self, tests: list[str], module: str = "") -> list[list[str]]:
         """The tests in up to three runs: the cheapest of two test files (the module's own
-        ``tests/test_<name>.py`` if it runs the function, and the one with the most tests of it); for a
+        ``tests/test_<name>.py``, or its package's, if it runs the function, and the one with the most tests of it); for a
         survivor, the cheapest test of every other file; then the rest.
 
         Each run collects only the test files it names: a mutant killed by a unit test never
@@ -170,8 +170,9 @@ class Selector:
         file before the hours are spent.
         """
         per_file = Counter(t.split("::", 1)[0] for t in tests)
-        own = f"tests/test_{Path(module).stem}.py" if module else ""
-        files = {f for f, _ in sorted(per_file.items(), key=lambda fc: (fc[0] != own, -fc[1]))[:FIRST_STAGE_FILES]}
+        # The module's own test file, else its package's (check_store/html.py: tests/test_check_store.py).
+        own = {f"tests/test_{Path(module).stem}.py", f"tests/test_{Path(module).parent.name}.py"} if module else set()
+        files = {f for f, _ in sorted(per_file.items(), key=lambda fc: (fc[0] not in own, -fc[1]))[:FIRST_STAGE_FILES]}
         first: list[str] = []
         spent = 0.0
         for test in tests:
