@@ -165,9 +165,15 @@ def test_a_result_is_reused_only_while_its_module_tests_and_helpers_are_unchange
 def test_a_run_stopped_by_its_time_box_is_taken_up_where_it_stopped() -> None:
     m = mutants_of(b"def f(a):\n    return a > 1\n", "core/x.py", [])[0]
     for status, stages, reused in (("pending", 1, True), ("survived", 2, True), ("killed", 1, True), ("not run", 0, False)):
-        r = mutate.Result(m, ["tests/test_x.py::t"], fingerprint="abc")
-        mutate.take_up(r, {"fingerprint": "abc", "status": status, "seconds": 3.0, "killer": None, "stages_done": stages})
+        r = mutate.Result(m, ["tests/test_x.py::t", "tests/test_y.py::u"], fingerprint="abc")
+        mutate.take_up(r, {"fingerprint": "abc", "status": status, "seconds": 3.0, "killer": None, "stages_done": stages,
+                           "ran": ["tests/test_x.py::t"]})
         assert (r.status, r.stages_done) == ((status, stages) if reused else ("not run", 0))
+        # the tests it survived are kept: the run takes up the others, however the stages are split by then
+        assert r.ran == (["tests/test_x.py::t"] if reused else [])
+    r = mutate.Result(m, ["tests/test_x.py::t"], fingerprint="abc")
+    mutate.take_up(r, {"fingerprint": "abc", "status": "pending", "seconds": 3.0, "killer": None, "stages_done": 1})
+    assert (r.status, r.ran) == ("not run", [])  # which tests it survived is not known: started again
     r = mutate.Result(m, ["tests/test_x.py::t"], fingerprint="abc")
     mutate.take_up(r, {"fingerprint": "changed", "status": "survived", "seconds": 3.0, "killer": None, "stages_done": 2})
     assert (r.status, r.stages_done) == ("not run", 0)

@@ -77,6 +77,8 @@ class Result:
     equivalent: str | None = None
     notes: list[str] = field(default_factory=list)
     stages_done: int = 0
+    #: The tests it has survived so far: a run taken up later runs the others, however the stages fall then.
+    ran: list[str] = field(default_factory=list)
     fingerprint: str = ""
     #: Times its run timed out along with the unmutated run of the same tests (a busy machine): its timeout doubles.
     retries: int = 0
@@ -85,7 +87,7 @@ class Result:
         m = self.mutant
         return {"key": m.key, "where": m.where, "operator": m.operator, "before": m.before, "after": m.after,
                 "status": self.status, "seconds": self.seconds, "killer": self.killer, "tests": self.tests,
-                "equivalent": self.equivalent, "notes": self.notes, "stages_done": self.stages_done,
+                "equivalent": self.equivalent, "notes": self.notes, "stages_done": self.stages_done, "ran": self.ran,
                 "fingerprint": self.fingerprint, "retries": self.retries}
 
 
@@ -333,7 +335,10 @@ def take_up(r: Result, old: dict[str, Any] | None) -> None:
     if old and old["status"] == "timeout" and "retries" not in old:
         return  # a timeout of a run before timeouts were checked against the tests without the mutant
     if old and old.get("fingerprint") == r.fingerprint and old["status"] in ("killed", "timeout", "survived", "pending"):
+        if old["status"] == "pending" and "ran" not in old:
+            return  # pending from before the tests it survived were recorded: started again
         r.status, r.seconds, r.killer, r.stages_done = old["status"], old["seconds"], old["killer"], old["stages_done"]
+        r.ran = list(old.get("ran", []))
 
 
 def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[str, str], jobs: int,
@@ -368,7 +373,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
     rest: queue.Queue[Result] = queue.Queue()
     for r in results:
         if r.tests and r.status in ("not run", "pending"):
-            (first if r.stages_done == 0 else rest).put(r)
+            (first if not r.ran else rest).put(r)
     scratch = Path(tempfile.mkdtemp(prefix="mutation-"))
     started = time.monotonic()
     lock = threading.Lock()
@@ -412,8 +417,10 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
                 if budget is not None and time.monotonic() - started > budget:
                     continue  # the time box is spent: left as it is ("not run" or "pending")
                 m = r.mutant
-                stages = selector.stages(r.tests, m.path)
-                stage = stages[r.stages_done]
+                # What it has not met yet, split again: the durations (and so the stages) may have changed since.
+                done_tests = set(r.ran)
+                stages = selector.stages([t for t in r.tests if t not in done_tests], m.path)
+                stage = stages[0]
                 own = selector.timeout(stage) * 2**r.retries
                 timeout = own
                 if budget is not None:
@@ -423,7 +430,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
                     continue  # stopped by the time box, not by its own timeout: left as it was
                 if reply["timed_out"] and not _slow_for_itself(worker, stage, timeout, r):
                     if r.retries <= MAX_RETRIES:
-                        (first if r.stages_done == 0 else rest).put(r)
+                        (first if not r.ran else rest).put(r)
                         continue
                     r.status = "slow"
                     with lock:
@@ -435,7 +442,9 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
                 r.status = "timeout" if reply["timed_out"] else "killed" if reply["rc"] not in (0, 5) else "survived"
                 if reply["rc"] == 5:
                     r.notes.append("pytest collected no test")
-                if r.status == "survived" and r.stages_done < len(stages):
+                if r.status == "survived":
+                    r.ran += stage
+                if r.status == "survived" and len(stages) > 1:
                     r.status = "pending"
                     rest.put(r)
                 with lock:
