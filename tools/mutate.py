@@ -330,8 +330,8 @@ def _slow_for_itself(worker: Worker, tests: list[str], timeout: float, r: Result
 
 
 def take_up(r: Result, old: dict[str, Any] | None) -> None:
-    """Reuse an earlier result of the same fingerprint: a decided one as it is, a pending one from the stage
-    after the last it survived (a long run stopped by its time box is taken up, not started again)."""
+    """Reuse an earlier result of the same fingerprint: a decided one as it is, a pending one with the tests it
+    survived, so that only the others are run (a long run stopped by its time box is taken up, not started again)."""
     if old and old["status"] == "timeout" and "retries" not in old:
         return  # a timeout of a run before timeouts were checked against the tests without the mutant
     if old and old.get("fingerprint") == r.fingerprint and old["status"] in ("killed", "timeout", "survived", "pending"):
