@@ -930,3 +930,17 @@ def test_compare_names_a_requirement_cell_that_disappeared(matrix: model.Matrix)
         assert f"| {rid} | {gone['outcome']} | not tested |" in text, text
         # and the reverse: a cell that appeared
         assert f"| {rid} | not tested | {gone['outcome']} |" in compare.compare(new, old)
+
+
+def test_compare_reads_a_matrix_with_blocked_cells_and_parser_cases(matrix: model.Matrix, tmp_path: Path) -> None:
+    """A case blocked by a failed twin (a row's cell, a parser's case) is an outcome matrix.json holds: the schema
+    `report compare` checks files against refused every real matrix since blocked parser cases exist."""
+    from zarr_jpeg_conformance.report.compare import load_matrix
+
+    doc = model.to_json(matrix)
+    doc["cells"]["alpha"]["JPEG-X-05"]["outcome"] = "blocked"
+    case = next(iter(doc["parsers"][0]["cases"]))
+    doc["parsers"][0]["cases"][case]["outcome"] = "blocked"
+    path = tmp_path / "matrix.json"
+    path.write_text(json.dumps(doc))
+    assert load_matrix(path)["cells"]["alpha"]["JPEG-X-05"]["outcome"] == "blocked"
