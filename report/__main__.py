@@ -126,9 +126,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _report(args: argparse.Namespace, out: Path) -> int:
     """Run (unless --from), then write the pages; the exit status."""
     interrupted = False
+    began = time.monotonic()
+    taken: dict[str, float] = {}
     if args.from_dir is None:
         try:
-            _run(args, out)
+            taken = _run(args, out)
         except (run.Interrupted, KeyboardInterrupt):
             interrupted = True
             _log(f"interrupted (Ctrl-C): the results so far stay in {out / 'results'}; the pages show them as incomplete")
@@ -141,15 +143,18 @@ def _report(args: argparse.Namespace, out: Path) -> int:
         _log(f"wrote {path}")
     for impl in matrix.implementations:
         _log(f"  {impl.name}: {verdict(matrix, impl)}")
+    if taken:
+        stages = ", ".join(f"{stage} {seconds:.0f} s" for stage, seconds in taken.items())
+        _log(f"done in {time.monotonic() - began:.0f} s ({stages}, loading and pages the rest)")
     return 130 if interrupted else 0
 
 
-def _run(args: argparse.Namespace, out: Path) -> None:
-    """Run the suites, the cross suite and the throughput measurement into ``out``."""
-    options = run.RunOptions(timeout=args.timeout, keyword=args.keyword, suites=args.suites, pytest_args=args.pytest_arg,
-                             jobs=max(1, args.jobs))
+def _run(args: argparse.Namespace, out: Path) -> dict[str, float]:
+    """Run the suites, the cross suite and the throughput measurement into ``out``; the seconds each stage took."""
     specs = args.impl or run.default_specs()
     ours, foreign = run.earlier_results(out / "results")
+    options = run.RunOptions(timeout=args.timeout, keyword=args.keyword, suites=args.suites, pytest_args=args.pytest_arg,
+                             jobs=max(1, args.jobs), expected=run.earlier_seconds(out / "results") if ours else {})
     if foreign:
         names = ", ".join(p.name for p in foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
         raise OutFolderError(f"--out {out}: results/ holds {names}, which no run of this tool wrote and which the pages would "
@@ -159,10 +164,12 @@ def _run(args: argparse.Namespace, out: Path) -> None:
     for stale in [*ours, *(out / name for name in (*PAGES, "throughput.json", "environment.json"))]:
         stale.unlink(missing_ok=True)
     write_text(out / "environment.json", json.dumps(run.environment(_selection(args)), indent=1) + "\n")
+    taken: dict[str, float] = {}
     start = time.monotonic()
     metas = run.run_all(specs, out, options, _log)
     ready = [m["spec"] for m in metas if m.get("available")]
-    _log(f"suites: {time.monotonic() - start:.0f} s for {len(ready)} implementation(s), {options.jobs} run(s) at a time")
+    taken["suites"] = time.monotonic() - start
+    _log(f"suites: {taken['suites']:.0f} s for {len(ready)} implementation(s), {options.jobs} run(s) at a time")
     if not ready:
         _log("no implementation could be loaded: the pages show why")
     (out / stores_table.FILE).unlink(missing_ok=True)
@@ -171,10 +178,14 @@ def _run(args: argparse.Namespace, out: Path) -> None:
     else:
         start = time.monotonic()
         stores_table.run_into(out, _log)
-        _log(f"stores: {time.monotonic() - start:.0f} s for the writer x reader table")
+        taken["stores"] = time.monotonic() - start
+        _log(f"stores: {taken['stores']:.0f} s for the writer x reader table")
     if ready and not args.no_throughput:
+        start = time.monotonic()
         run.run_throughput(ready, out, repeats=max(1, args.repeats), size=args.throughput_size,
                            timeout=args.throughput_timeout, log=_log)
+        taken["throughput"] = time.monotonic() - start
+    return taken
 
 
 if __name__ == "__main__":

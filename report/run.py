@@ -53,6 +53,8 @@ class RunOptions:
     pytest_args: Sequence[str] = field(default_factory=list)
     #: pytest runs at a time (each still in its own process, with its own timeout).
     jobs: int = 2
+    #: Seconds each implementation's run took last time (by name): the longest start first.
+    expected: Mapping[str, float] = field(default_factory=dict)
 
 
 def file_stem(name: str) -> str:
@@ -174,8 +176,11 @@ def pytest_command(spec: str | Sequence[str], results: Path, options: RunOptions
     cross = not isinstance(spec, str)
     specs = list(spec) if cross else [spec] if spec else []
     targets = [f"zarr_jpeg_conformance.suites.test_{CROSS_SUITE}"] if cross else _targets(options.suites)
+    # zarr's and hypothesis's pytest plugins serve their own test suites, not these: loading them cost
+    # each of the ~27 runs a second or more (zarr imports itself whole, hypothesis at the summary).
     cmd = [sys.executable, "-m", "pytest", "--pyargs", *targets, *(f"--impl={s}" for s in specs),
-           f"--results={results}", "-q", "-p", "no:cacheprovider", "--import-mode=importlib"]
+           f"--results={results}", "-q", "-p", "no:cacheprovider", "-p", "no:zarr", "-p", "no:hypothesispytest",
+           "--import-mode=importlib"]
     if not cross:
         # Pairs need every implementation in one session: the cross run does them all.
         # pytest anchors a relative glob at the cwd; fnmatch's * also matches "/".
@@ -205,7 +210,7 @@ def _count(path: Path) -> Counter[str]:
     return counts
 
 
-def _interrupt(proc: subprocess.Popen[bytes]) -> None:
+def _interrupt(proc: subprocess.Popen[Any]) -> None:
     """Pass the user's Ctrl-C on to the pytest child (its own session does not get it) and let it finish."""
     try:
         os.killpg(proc.pid, signal.SIGINT)
@@ -214,7 +219,7 @@ def _interrupt(proc: subprocess.Popen[bytes]) -> None:
         _kill(proc)
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
+def _kill(proc: subprocess.Popen[Any]) -> None:
     """Kill the pytest child and anything it started (it leads its own process group)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -285,6 +290,33 @@ def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options:
     return record
 
 
+def earlier_seconds(results_dir: Path) -> dict[str, float]:
+    """How long each implementation's suite run took in the run that wrote ``results_dir`` (by name), read
+    before a new run removes its files; empty where there was none or a meta cannot be read."""
+    seconds: dict[str, float] = {}
+    for path in sorted(results_dir.glob("*.meta.json")) if results_dir.is_dir() else []:
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            taken = meta["run"]["seconds"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(meta.get("name"), str) and isinstance(taken, int | float) and not meta["run"].get("timed_out"):
+            seconds[meta["name"]] = float(taken)
+    return seconds
+
+
+def expected_cost(meta: Mapping[str, Any], options: RunOptions) -> float:
+    """The seconds a run is expected to take, to start the longest first (with 2 runs at a time a long run
+    started last leaves one core idle meanwhile): the last run's time where known, else a guess by what the
+    row drives (a Zarr codec in process opens an array per case; a harness starts processes; a library calls)."""
+    known = options.expected.get(meta.get("name", ""))
+    if known is not None:
+        return known
+    if meta.get("name") in ZARR_CODECS and not str(meta.get("spec", "")).startswith("exec:"):
+        return 30.0
+    return 15.0 if str(meta.get("spec", "")).startswith("exec:") else 10.0
+
+
 def _probe_all(specs: Sequence[str], jobs: int) -> list[dict[str, Any]]:
     """Probe every spec (``jobs`` at a time), in spec order; a name taken by an earlier spec
     makes a later one unavailable."""
@@ -344,7 +376,9 @@ def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> l
     results_dir = out / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     log(f"loading {len(specs)} implementation(s)")
+    began = time.monotonic()
     metas = _probe_all(specs, options.jobs)
+    log(f"loaded in {time.monotonic() - began:.0f} s: {sum(1 for m in metas if m.get('available'))} available")
     ready = [m["spec"] for m in metas if m.get("available")]
     stop = threading.Event()
     # (the run, the implementation's order and meta if it is one's)
@@ -352,7 +386,7 @@ def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> l
     if len(ready) >= 2 and _wants_cross(options):
         # The longest run first: every encoder x decoder pair in one session.
         tasks.append((lambda: run_cross(ready, out, options, log, stop), -1, None))
-    for order, meta in enumerate(metas):
+    for order, meta in sorted(enumerate(metas), key=lambda om: -expected_cost(om[1], options)):
         tasks.append((functools.partial(_run_one, order, len(metas), meta, results_dir, options, log, stop), order, meta))
     if _wants_corpus(options):
         tasks.append((lambda: run_corpus(out, options, log, stop), -1, None))
@@ -427,23 +461,46 @@ def run_corpus(out: Path, options: RunOptions, log: Log, stop: threading.Event |
 
 
 def run_throughput(specs: Sequence[str], out: Path, *, repeats: int, size: int, timeout: float, log: Log) -> dict[str, Any]:
-    """Measure throughput in one child process (report.throughput); writes out/throughput.json."""
+    """Measure throughput in one child process (report.throughput), its progress lines passed on as
+    they come; writes out/throughput.json."""
     path = out / "throughput.json"
     cmd = [sys.executable, "-m", "zarr_jpeg_conformance.report.throughput", "--out", str(path),
            "--repeats", str(repeats), "--size", str(size)]
     for spec in specs:
         cmd += ["--impl", spec]
-    log(f"throughput: {len(specs)} implementation(s), {size}x{size}, {repeats} repeats")
+    log(f"throughput: {len(specs)} implementation(s), {size}x{size}, at most {repeats} repeats")
     start = time.monotonic()
+    tail: list[str] = []
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+                            start_new_session=True)
+    stream = proc.stderr
+    assert stream is not None  # piped above
+
+    def relay() -> None:
+        for line in stream:
+            line = line.rstrip("\n")
+            tail.append(line)
+            del tail[:-40]
+            if line.startswith("throughput: "):
+                log(f"    {line}")
+
+    reader = threading.Thread(target=relay, daemon=True)
+    reader.start()
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        returncode: int | None = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        _kill(proc)
+        returncode = None
+    except BaseException:
+        _kill(proc)
+        raise
+    reader.join(timeout=5)
+    if returncode is None:
         doc: dict[str, Any] = {"error": f"the measurement took more than {timeout:.0f} s and was stopped"}
+    elif returncode == 0 and path.is_file():
+        doc = json.loads(path.read_text(encoding="utf-8"))
     else:
-        if done.returncode == 0 and path.is_file():
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        else:
-            doc = {"error": f"the measurement exited with {done.returncode}: {done.stderr.strip()[-600:]}"}
+        doc = {"error": f"the measurement exited with {returncode}: {chr(10).join(tail).strip()[-600:]}"}
     if "error" in doc:
         doc = {"format_version": FORMAT_VERSION, "error": doc["error"]}
         path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

@@ -7,6 +7,13 @@ rotated each repeat, so a burst of machine noise lands on all of them alike; the
 the repeats is kept. All decoders of a mode read the same stream (written by the first
 implementation that can encode it), so they are compared on identical input.
 
+Repeats follow a stopping rule rather than a fixed count: a task is timed at least
+``MIN_REPEATS`` times, then again only while the median is not yet known to within
+``TARGET_ERROR`` (its standard error, estimated from the repeats' spread) and its repeats have
+taken less than ``TASK_BUDGET`` seconds, and never more than ``repeats`` times. A fast,
+steady call settles after a few repeats; a 500 ms browser decode stops after the minimum,
+where a repeat more would cost a second and tell little; a noisy one runs to the maximum.
+
 One timed repeat is a batch of ``batch`` calls in a row (``adapters.batch``): a plain loop
 in process, and for a harness (``exec:``) pipelined, several requests in flight, as a Zarr
 reader that decodes many chunks would keep them; its time per call is the batch's time
@@ -50,9 +57,17 @@ MODES = ("gray", "ycbcr-420", "rgb")
 QUALITY = 90
 KIND = "natural"
 DEFAULT_SIZE = 1024
-#: Odd, for a true median; at 3-30 ms a call and DEFAULT_BATCH calls a repeat, the table for
-#: three implementations takes about 10 s.
+#: The most timed repeats of one task. Odd, for a true median.
 DEFAULT_REPEATS = 21
+#: The fewest: three give a median that one outlier cannot move.
+MIN_REPEATS = 3
+#: Stop repeating a task once the standard error of its median is within this fraction of it:
+#: 3 % is below the spread between runs on a shared 2-core machine (5-10 %, measured with
+#: bench_protocol), so more repeats would refine a figure the next run moves more than that.
+TARGET_ERROR = 0.03
+#: ... or once its timed repeats have taken this long (seconds): the slowest calls (0.2-0.5 s
+#: for a browser decode of 1024x1024) then stop at MIN_REPEATS, which bounds the whole table.
+TASK_BUDGET = 0.5
 #: Calls per timed repeat: enough for a pipelined harness to keep a request waiting behind
 #: the one it works on for most of the batch.
 DEFAULT_BATCH = 3
@@ -70,6 +85,26 @@ class _Task:
     status: str = "ok"
     message: str = ""
     times: list[float] = field(default_factory=list)
+
+    def settled(self, repeats: int, batch: int) -> bool:
+        """Whether the stopping rule says this task has been timed enough (``MIN_REPEATS`` .. ``repeats``)."""
+        n = len(self.times)
+        if self.status != "ok" or n >= repeats:
+            return True
+        if n < min(MIN_REPEATS, repeats):
+            return False
+        return median_error(self.times) <= TARGET_ERROR or sum(self.times) * batch >= TASK_BUDGET
+
+
+def median_error(times: Sequence[float]) -> float:
+    """The standard error of the median of ``times`` relative to it, from their spread:
+    1.2533 * sigma / sqrt(n) with sigma estimated robustly as IQR / 1.349 (a normal
+    distribution's), so that one outlier does not keep a task repeating."""
+    if len(times) < 2:
+        return float("inf")
+    q1, _, q3 = statistics.quantiles(times, n=4, method="inclusive")
+    median = statistics.median(times)
+    return 1.2533 * ((q3 - q1) / 1.349) / len(times) ** 0.5 / median if median > 0 else float("inf")
 
 
 def transport(adapter: Adapter) -> str:
@@ -107,9 +142,10 @@ def _try(func: Callable[[], Any]) -> tuple[Any, str | None, str]:
         return None, "error", _said(exc)
 
 
-def _prepare(adapters: Sequence[Adapter], size: int, batch: int) -> list[_Task]:
+def _prepare(adapters: Sequence[Adapter], size: int, batch: int, log: Callable[[str], None] | None = None) -> list[_Task]:
     """Parse, encode once and decode once per implementation and mode (also the warm-up)."""
     tasks: list[_Task] = []
+    began = time.perf_counter()
     for mode_id in MODES:
         mode = MODE[mode_id]
         image = make_image(KIND, size, size, channels=mode.channels)
@@ -137,28 +173,32 @@ def _prepare(adapters: Sequence[Adapter], size: int, batch: int) -> list[_Task]:
                       samples, len(data), a.name)
             )
         shared = next(iter(streams.items()), None)
-        for a in adapters:
-            if a.name not in parsed:
-                continue
-            if "decode" not in a.roles:
-                tasks.append(_Task(a.name, mode_id, "decode", None, samples, status="unsupported", message="no decode role"))
-                continue
-            candidates = ([shared] if shared else []) + ([(a.name, streams[a.name])] if a.name in streams else [])
-            status, msg = "unsupported", "no stream to decode: no implementation encoded this mode"
-            for source, data in candidates:
-                p = parsed[a.name]
-                out, status, msg = _try(lambda: np.asarray(a.decode(p, data, chunk.shape)))  # noqa: B023 - called at once
-                if not status and out.shape == chunk.shape:
-                    tasks.append(
-                        _Task(a.name, mode_id, "decode", _batched(batch_calls.decode_many, a, p, [data] * batch, chunk.shape),
-                              samples, len(data), source)
-                    )
-                    break
-                if not status:
-                    status, msg = "error", f"decoded shape {out.shape} != {chunk.shape}"
-            else:
-                tasks.append(_Task(a.name, mode_id, "decode", None, samples, status=status or "error", message=msg))
+        for i, a in enumerate(adapters):
+            if a.name in parsed:
+                tasks.append(_decode_task(a, mode_id, parsed[a.name], chunk, shared, streams.get(a.name), batch))
+            if log:
+                done = ", ".join(f"{t.op} {t.status}" for t in tasks if t.impl == a.name and t.mode == mode_id)
+                log(f"throughput: {mode_id} [{i + 1}/{len(adapters)}] {a.name}: {done} ({time.perf_counter() - began:.0f} s)")
     return tasks
+
+
+def _decode_task(a: Adapter, mode_id: str, parsed: object, chunk: np.ndarray, shared: tuple[str, bytes] | None,
+                 own: bytes | None, batch: int) -> _Task:
+    """The decode task of one implementation: the shared stream, or else its own; the warm-up decode checks the shape."""
+    samples = int(chunk.size)
+    if "decode" not in a.roles:
+        return _Task(a.name, mode_id, "decode", None, samples, status="unsupported", message="no decode role")
+    candidates = ([shared] if shared else []) + ([(a.name, own)] if own is not None else [])
+    status: str | None = "unsupported"
+    msg = "no stream to decode: no implementation encoded this mode"
+    for source, data in candidates:
+        out, status, msg = _try(lambda: np.asarray(a.decode(parsed, data, chunk.shape)))  # noqa: B023 - called at once
+        if not status and out.shape == chunk.shape:
+            return _Task(a.name, mode_id, "decode", _batched(batch_calls.decode_many, a, parsed, [data] * batch, chunk.shape),
+                         samples, len(data), source)
+        if not status:
+            status, msg = "error", f"decoded shape {out.shape} != {chunk.shape}"
+    return _Task(a.name, mode_id, "decode", None, samples, status=status or "error", message=msg)
 
 
 def measure(
@@ -170,19 +210,20 @@ def measure(
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Time every implementation's encode and decode; returns the throughput.json document."""
-    tasks = _prepare(adapters, size, batch)
+    tasks = _prepare(adapters, size, batch, log)
     timed = [t for t in tasks if t.call is not None]
     names = [a.name for a in adapters]
     groups: dict[tuple[str, str], list[_Task]] = {}
     for t in timed:
         groups.setdefault((t.mode, t.op), []).append(t)
-    for rep in range(repeats):
-        if log:
-            log(f"throughput: repeat {rep + 1}/{repeats}")
-        for group in groups.values():
+    for (mode, op), group in groups.items():
+        began = time.perf_counter()
+        rep = 0
+        while not all(t.settled(repeats, batch) for t in group):
             k = rep % len(group)
+            rep += 1
             for t in group[k:] + group[:k]:
-                if t.status != "ok" or t.call is None:
+                if t.call is None or t.settled(repeats, batch):
                     continue
                 start = time.perf_counter()
                 try:
@@ -191,6 +232,10 @@ def measure(
                     t.status, t.message = "error", _said(exc)
                     continue
                 t.times.append((time.perf_counter() - start) / batch)
+        if log:
+            counts = sorted(len(t.times) for t in group)
+            log(f"throughput: {mode} {op}: {len(group)} implementation(s) timed in {time.perf_counter() - began:.1f} s "
+                f"({counts[0]}-{counts[-1]} repeats)")
     best: dict[tuple[str, str], float] = {}
     rows = []
     for t in tasks:
@@ -206,7 +251,8 @@ def measure(
         }
         if t.status == "ok" and t.times:
             median = statistics.median(t.times)
-            row.update(seconds_median=median, seconds_min=min(t.times), repeats=len(t.times), mb_per_s=t.samples / median / 1e6)
+            row.update(seconds_median=median, seconds_min=min(t.times), repeats=len(t.times), mb_per_s=t.samples / median / 1e6,
+                       median_error=round(min(median_error(t.times), 1.0), 4))
             best[(t.mode, t.op)] = max(best.get((t.mode, t.op), 0.0), row["mb_per_s"])
         rows.append(row)
     for row in rows:
@@ -223,7 +269,9 @@ def measure(
         "transport": {a.name: transport(a) for a in adapters},
         "method": f"median of the repeats after one warm-up call; round-robin over implementations, "
         f"starting implementation rotated every repeat; time.perf_counter around {batch} calls in a row "
-        "(a harness's pipelined), divided by their number; MB/s = uncompressed samples / 1e6 / seconds",
+        "(a harness's pipelined), divided by their number; MB/s = uncompressed samples / 1e6 / seconds; "
+        f"repeats: at least {min(MIN_REPEATS, repeats)}, then until the median's standard error is within "
+        f"{TARGET_ERROR:.0%} of it or the task's repeats took {TASK_BUDGET} s, at most {repeats}",
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
         "results": rows,
     }
@@ -234,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--impl", action="append", required=True, metavar="SPEC", help="implementation (repeatable)")
     parser.add_argument("--out", type=Path, required=True, help="throughput.json to write")
     parser.add_argument("--size", type=int, default=DEFAULT_SIZE, help="image height and width (default %(default)s)")
-    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed batches per task (default %(default)s)")
+    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="most timed batches per task (default %(default)s)")
     parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="calls per timed batch (default %(default)s)")
     args = parser.parse_args(argv)
     adapters: list[Adapter] = []
@@ -253,4 +301,5 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["DEFAULT_BATCH", "DEFAULT_REPEATS", "DEFAULT_SIZE", "MODES", "QUALITY", "main", "measure", "transport"]
+__all__ = ["DEFAULT_BATCH", "DEFAULT_REPEATS", "DEFAULT_SIZE", "MIN_REPEATS", "MODES", "QUALITY", "TARGET_ERROR", "TASK_BUDGET",
+           "main", "measure", "median_error", "transport"]

@@ -31,6 +31,7 @@ from zarr_jpeg_conformance.report import (
     render_html,
     render_md,
     run,
+    saved,
     svg,
     throughput,
     wording,
@@ -579,6 +580,57 @@ def test_throughput_of_a_harness_is_pipelined_and_says_so() -> None:
     assert "binary framing, pipelined" in render_html.render(m) and "binary framing, pipelined" in render_md.render(m)
 
 
+def _timed(times: list[float]) -> throughput._Task:
+    return throughput._Task("alpha", "gray", "encode", lambda: None, 1, times=list(times))
+
+
+def test_throughput_repeats_a_task_until_its_median_is_known_or_its_budget_is_spent() -> None:
+    """The stopping rule: at least MIN_REPEATS, then until the median's standard error is within TARGET_ERROR or
+    the repeats took TASK_BUDGET, at most the maximum; a rule that stopped at once, or never, fails here."""
+    fast = throughput.TASK_BUDGET / 100
+    steady = [fast * (1 + 0.001 * i) for i in range(throughput.MIN_REPEATS)]
+    assert not _timed(steady[:-1]).settled(21, 1)  # under the minimum, however steady
+    assert _timed(steady).settled(21, 1)
+    assert throughput.median_error(steady) < throughput.TARGET_ERROR
+    noisy = [fast * f for f in (1.0, 1.6, 0.7, 1.3, 0.9)]
+    assert throughput.median_error(noisy) > throughput.TARGET_ERROR and not _timed(noisy).settled(21, 1)
+    assert _timed(noisy).settled(5, 1)  # the maximum ends it
+    slow = [throughput.TASK_BUDGET / 2 * f for f in (1.0, 1.6, 0.7)]
+    assert _timed(slow).settled(21, 1)  # its repeats took the budget: a 4th would cost more than it tells
+    assert not _timed(slow[:2]).settled(21, 1)
+    # A batch of calls is timed per call: the budget counts the batch's whole time.
+    assert _timed([fast * f for f in (1.0, 1.6, 0.7)]).settled(21, 100) and not _timed([fast * f for f in (1.0, 1.6, 0.7)]).settled(21, 1)
+    # One outlier among steady repeats does not keep a task repeating (the spread is the quartiles', not the range's).
+    assert throughput.median_error([fast] * 6 + [fast * 5]) < throughput.TARGET_ERROR
+
+
+def test_throughput_rows_say_how_many_repeats_and_how_sure() -> None:
+    doc = throughput.measure([_Fake("alpha")], size=32, repeats=9)
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    assert ok and all(throughput.MIN_REPEATS <= r["repeats"] <= 9 and r["median_error"] >= 0 for r in ok)
+    assert "at least 3, then until the median's standard error is within 3% of it" in doc["method"]
+    saved.check(doc, "throughput.json", saved.FILES_SCHEMA, "throughput")
+
+
+def test_the_longest_suite_runs_start_first(tmp_path: Path) -> None:
+    """With 2 runs at a time, a long run started last leaves a core idle while it finishes: the last run's
+    durations (read before the new run removes them), else a guess by kind, order the starts."""
+    results = tmp_path / "results"
+    results.mkdir()
+    for name, seconds in (("pillow", 4.5), ("cft-zarr", 26.4), ("node-sharp", 9.0)):
+        (results / f"{name}.meta.json").write_text(json.dumps({"name": name, "run": {"seconds": seconds}}))
+    (results / "broken.meta.json").write_text("{")
+    (results / "timed-out.meta.json").write_text(json.dumps({"name": "slowpoke", "run": {"seconds": 1800, "timed_out": True}}))
+    earlier = run.earlier_seconds(results)
+    assert earlier == {"pillow": 4.5, "cft-zarr": 26.4, "node-sharp": 9.0}
+    metas = [{"name": n, "spec": n} for n in ("pillow", "node-sharp", "cft-zarr", "new-one")]
+    by_cost = sorted(metas, key=lambda m: -run.expected_cost(m, run.RunOptions(expected=earlier)))
+    assert [m["name"] for m in by_cost] == ["cft-zarr", "new-one", "node-sharp", "pillow"]
+    guessed = [{"name": "pillow", "spec": "pillow"}, {"name": "node-sharp", "spec": "exec:node harness.mjs"},
+               {"name": "cft-zarr", "spec": "cft-zarr"}]
+    assert [run.expected_cost(m, run.RunOptions()) for m in guessed] == [10.0, 15.0, 30.0]
+
+
 def test_pytest_command_selects_suites() -> None:
     opts = run.RunOptions(keyword="parse or bitstream", suites=["parse", "test_bitstream"], pytest_args=["--isolate"])
     cmd = run.pytest_command("pillow", Path("r.jsonl"), opts)
@@ -632,6 +684,11 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
     page = _Page()
     page.feed((out / "matrix.html").read_text())
     assert {"requirements", "parsing", "corpus"} <= set(page.sections) and page.external == []
+    # The throughput child's progress is passed on as it comes (it used to be silent for minutes), one line
+    # per implementation and mode, and the run ends with what took how long.
+    assert f"throughput: gray [1/2] {impls[0]}: encode ok, decode ok" in done.stderr
+    assert re.search(r"throughput: rgb decode: 2 implementation\(s\) timed in [0-9.]+ s \(1-1 repeats\)", done.stderr)
+    assert re.search(r"done in \d+ s \(suites \d+ s, throughput \d+ s, loading and pages the rest\)\n$", done.stderr)
 
 
 # ---------------------------------------------------------------- rows, parsers, readers, protection
