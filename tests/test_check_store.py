@@ -640,3 +640,103 @@ def test_the_benchmark_store_holds_what_it_says_and_conforms(tmp_path: Path) -> 
     result = check(str(tmp_path / "big.zarr"), scheduler="sync")
     assert result.conforms(strict=True) and result.totals()["pass"] == made["gray"]["count"] + made["color"]["count"]
     assert result.totals()["fill"] == 0
+
+
+# ------------------------------------------------------------------ the header scan's fast ways give what the general ones give
+
+
+@pytest.mark.parametrize(("shape", "chunks", "separator", "v2", "path"), [
+    ((100, 70), (32, 32), "/", False, ""),
+    ((100, 70, 3), (32, 32, 3), "/", False, "a/b"),
+    ((64, 64), (32, 32), ".", False, "x"),
+    ((65, 7, 9), (8, 7, 4), ".", True, "v2"),
+    ((10,), (3,), "/", True, ""),
+    ((), (), "/", False, "scalar"),
+    ((2**70, 3), (1, 2), "/", False, "huge"),
+])
+def test_the_keys_of_a_batch_are_the_keys_of_its_positions_one_by_one(shape: tuple[int, ...], chunks: tuple[int, ...],
+                                                                      separator: str, v2: bool, path: str) -> None:
+    from zarr_jpeg_conformance.check_store.metadata import ArrayPlan
+
+    plan = ArrayPlan(path, shape, chunks, separator, v2, {}, None, None)
+    n = plan.grid_count
+    batches: list[Any] = [range(min(n, 400)), range(3, min(n, 40) - 2), [0, 2, min(n, 400) - 1], [n // 2], range(0), [n - 1]]
+    for indices in batches:
+        keys, edges = plan.stored_keys(indices)
+        assert keys == [plan.stored_key(plan.coords(i)) for i in indices], indices
+        assert edges == [plan.at_edge(plan.coords(i)) for i in indices], indices
+
+
+def _the_general_way(monkeypatch: pytest.MonkeyPatch, url: str, **kw: Any) -> tuple[Result, Result, int]:
+    """check() of a local folder as it runs (the fast scan), and with every chunk read by read_ranges and judged one by one;
+    and how many keys the fast scan read."""
+    from zarr_jpeg_conformance.check_store import tasks
+
+    read = 0
+    ends = tasks.read_ends
+
+    def counted(root: str, keys: Any, head: int, tail: int) -> Any:
+        nonlocal read
+        read += len(keys)
+        return ends(root, keys, head, tail)
+
+    tasks._GOOD.clear()
+    with monkeypatch.context() as m:
+        m.setattr(tasks, "read_ends", counted)
+        fast = check(url, **kw)
+    with monkeypatch.context() as m:
+        m.setattr(tasks, "LocalStore", type("NotTheLocalStore", (), {}))  # the scan is for LocalStore only
+        slow = check(url, **kw)
+    return fast, slow, read
+
+
+def _assert_same(fast: Result, slow: Result) -> None:
+    assert fast.records == slow.records
+    assert [(a.node.path, a.counts, a.requirements, a.positions) for a in fast.arrays] == \
+        [(a.node.path, a.counts, a.requirements, a.positions) for a in slow.arrays]
+    assert [a.map.to_json() if a.map else None for a in fast.arrays] == [a.map.to_json() if a.map else None for a in slow.arrays]
+
+
+@pytest.mark.parametrize("which", ["faults", "clean"])
+def test_the_scan_of_a_local_folder_gives_what_reading_each_chunk_gives(stores: tuple[Path, Path, list[Fault]], which: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    faulty, clean, _faults = stores
+    url = str(faulty if which == "faults" else clean)
+    for _ in range(2):  # with the headers judged before forgotten, then remembered
+        fast, slow, read = _the_general_way(monkeypatch, url, scheduler="sync", batch=5)
+        _assert_same(fast, slow)
+        assert read >= sum(a.plan.grid_count for a in fast.arrays if a.plan and a.plan.checkable and not a.plan.shard)
+        assert read > 0
+
+
+def test_the_scan_passes_a_chunk_only_by_a_header_judged_without_a_finding(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks that share a header with a finding (no JFIF: a warning), one whose end was cut, one with a header longer
+    than the first read (an APP marker of 3000 bytes), and a chunk shorter than the first read."""
+    from zarr_jpeg_conformance.backends import load_backend
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    pytest.importorskip("imagecodecs")
+    codec = _jpeg()
+    pixels = (np.arange(256 * 256) % 253).astype(np.uint8).reshape(256, 256, 1)
+    stream = load_backend("imagecodecs").encode(parse_codec(codec), pixels)
+    assert len(stream) > 3000 and stream[2:4] == b"\xff\xe0"
+    app0 = 4 + int.from_bytes(stream[4:6], "big")
+    no_jfif = stream[:2] + stream[app0:]
+    long_header = stream[:2] + b"\xff\xe5" + (3002).to_bytes(2, "big") + bytes(3000) + stream[2:]
+    tiny = load_backend("imagecodecs").encode(parse_codec(codec), np.zeros((8, 8, 1), np.uint8))
+    keys = {"c/0/0": stream, "c/0/1": no_jfif, "c/0/2": no_jfif, "c/0/3": stream[:-100], "c/1/0": long_header,
+            "c/1/1": stream, "c/1/2": stream + b"junk", "c/1/3": no_jfif}
+    folder = tmp_path / "a.zarr"
+    write_array(folder, (512, 1024), (256, 256), [codec], keys)
+    write_array(tmp_path / "b.zarr", (8, 8), (8, 8), [codec], {"c/0/0": tiny})
+    for url in (str(folder), str(tmp_path / "b.zarr")):
+        for _ in range(2):
+            fast, slow, read = _the_general_way(monkeypatch, url, scheduler="sync", batch=3)
+            _assert_same(fast, slow)
+            assert read == sum(a.plan.grid_count for a in fast.arrays if a.plan)
+    result = check(str(folder), scheduler="sync")
+    found = {rec["key"]: {f["requirement"] for f in rec["findings"]} for rec in result.records}
+    assert found == {"c/0/1": {"JPEG-X-06"}, "c/0/2": {"JPEG-X-06"}, "c/1/3": {"JPEG-X-06"}, "c/0/3": {"JPEG-FMT-01"},
+                     "c/1/2": {"JPEG-FMT-01"}}, found
+    assert result.totals()["pass"] == 3
