@@ -234,7 +234,9 @@ def _resolves_inside(root: str, path: str) -> bool:
 
 #: (store folder, folder of keys) -> whether it stays inside the store, per run (a store opened afresh clears it).
 _FOLDERS: dict[tuple[str, str], bool] = {}
-_FOLDERS_MAX = 1 << 16
+#: Folders remembered, at most: a chunk's folder is looked up by the chunks around it, in the same batch, so a
+#: store of a folder per chunk (100 000 of them in a 200 000-chunk store) need not hold them all in memory.
+_FOLDERS_MAX = 1 << 12
 
 
 def _inside(root: str, folder: str) -> bool:
