@@ -1,7 +1,9 @@
 """What each stored JPEG must be, checked from its header and its last bytes, or decoded whole.
 
 A header-only check reads the first :data:`HEAD` bytes of a chunk (more if its marker
-segments run longer) and its last :data:`TAIL` bytes, two range requests, and judges what
+segments run longer) and its last :data:`TAIL` bytes (from a store read through zarr, one
+range request of the first :data:`FIRST` bytes, which hold all of a small chunk, and a second
+for the tail only of a longer one), and judges what
 the spec fixes for every stream: a baseline frame (SOF0, 8-bit samples and tables), the
 chunk's height and width, the component count and sampling factors of the configuration,
 the colour-space markers of its ``encoded_color_space``, and EOI as the last bytes. What a
@@ -21,13 +23,17 @@ from ..core.markers import SOS, StreamInfo, inspect, inspect_headers
 from .metadata import ArrayPlan
 from .records import Finding, error, finding
 
-__all__ = ["HEAD", "TAIL", "Options", "check_header", "check_whole", "header_extent"]
+__all__ = ["FIRST", "HEAD", "TAIL", "Options", "check_header", "check_whole", "header_extent"]
 
 #: Bytes read from the start of a chunk: a libjpeg header (JFIF, two DQT, SOF, four DHT,
 #: SOS) is about 620 bytes; longer ones (ICC profiles, EXIF) are read again in full.
 HEAD = 1024
 #: Bytes read from the end: enough to find an EOI followed by a few bytes of junk.
 TAIL = 64
+#: Bytes asked for first of a chunk of a store read through zarr (http, object stores, zip): a chunk no
+#: longer than this is read in one request, not two (its head, then its tail), since a request costs
+#: more than the bytes it saves; judged, only its first HEAD and last TAIL bytes count all the same.
+FIRST = 16384
 #: A header longer than this is not a chunk header (metadata blobs do not belong in chunks).
 HEAD_MAX = 1 << 20
 

@@ -290,7 +290,10 @@ def _execute(tasks: Iterable[tuple[Any, ...]], scheduler: str, workers: int | No
                 land(check_batch(*task))
             return "one thread (dask is not installed: pip install 'zarr-jpeg-conformance[check-store]')"
         tasks = list(tasks)
-        bag = db.from_sequence(tasks, partition_size=1).starmap(check_batch)
+        # A partition per task, named without tokenizing the tasks (from_sequence hashes every
+        # plan's metadata, which cost more than the tasks of a header scan of local files).
+        name = f"check-store-{uuid.uuid4().hex}"
+        bag = db.Bag({(name, i): [task] for i, task in enumerate(tasks)}, name, len(tasks)).starmap(check_batch)
 
         landed: set[tuple[str, int]] = set()
 

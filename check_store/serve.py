@@ -25,9 +25,11 @@ _RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
 
 
 class RangeHandler(SimpleHTTPRequestHandler):
-    """``SimpleHTTPRequestHandler`` plus single byte ranges and an optional delay."""
+    """``SimpleHTTPRequestHandler`` plus single byte ranges and an optional delay, over keep-alive connections."""
 
     delay = 0.0
+    #: Connections stay open for the next request (every answer says its length), as a web server's do.
+    protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: tests and benchmarks make thousands of requests
@@ -57,11 +59,18 @@ class RangeHandler(SimpleHTTPRequestHandler):
         self.wfile.write(data[start:end])
 
 
+class _Server(ThreadingHTTPServer):
+    #: Connections waiting to be accepted: a client opens dozens at once (socketserver's 5 drops the rest,
+    #: and each dropped one waits a second for the kernel to try again).
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 @contextmanager
 def serve(folder: Path, delay: float = 0.0) -> Iterator[str]:
     """Serve ``folder`` on a free localhost port; yields its base URL (no trailing slash)."""
     handler = type("Handler", (RangeHandler,), {"delay": delay})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(folder)))
+    server = _Server(("127.0.0.1", 0), partial(handler, directory=str(folder)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

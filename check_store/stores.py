@@ -8,7 +8,9 @@ so they run the same on local threads, in processes and on a dask cluster.
 Reads go out a batch at a time: ``get_partial_values`` lets an fsspec store fetch a task's
 ranges concurrently, which is what hides a remote store's per-request latency. A
 ``LocalStore`` is read in place, synchronously and with one open per key (a chunk's header and
-its tail), since zarr's thread hop and second open per read cost more than the read.
+its tail), since zarr's thread hop and second open per read cost more than the read; a header
+scan of one reads its chunks' ends with plain ``os`` calls (:func:`read_ends`), and its folders
+are each looked at once, from one listing of the folder they are in.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from zarr.abc.store import ByteRequest, RangeByteRequest, Store, SuffixByteRequest
@@ -30,7 +32,7 @@ from zarr.core.sync import sync
 from zarr.storage import FsspecStore, LocalStore, WrapperStore, ZipStore
 
 __all__ = ["DEFAULT_TIMEOUT", "StoreError", "StoreSpec", "leaves_store", "list_children", "list_keys", "open_store",
-           "read_ranges", "read_key"]
+           "read_ends", "read_key", "read_ranges"]
 
 #: A range read longer than this is first cut to the file's size.
 _LARGE_READ = 1 << 20
@@ -121,6 +123,7 @@ def _open(key: str) -> Store:
                              "a .zip file or a URL)")
         store = LocalStore(path, read_only=True)
         _FOLDERS.clear()
+        _LINKS.clear()
     elif spec.kind == "zip":
         path = _local_path(url)
         if not path.is_file():
@@ -231,7 +234,9 @@ def _resolves_inside(root: str, path: str) -> bool:
 
 #: (store folder, folder of keys) -> whether it stays inside the store, per run (a store opened afresh clears it).
 _FOLDERS: dict[tuple[str, str], bool] = {}
-_FOLDERS_MAX = 1 << 16
+#: Folders remembered, at most: a chunk's folder is looked up by the chunks around it, in the same batch, so a
+#: store of a folder per chunk (100 000 of them in a 200 000-chunk store) need not hold them all in memory.
+_FOLDERS_MAX = 1 << 12
 
 
 def _inside(root: str, folder: str) -> bool:
@@ -249,10 +254,101 @@ def _inside(root: str, folder: str) -> bool:
         parent = parent.rpartition("/")[0]
     ok = _FOLDERS.get((root, parent), True) if parent else True
     for path in reversed(todo):
-        if ok and path and os.path.islink(os.path.join(root, path)):
+        if ok and path and _is_link(root, path):
             ok = _resolves_inside(root, path)
         _FOLDERS[(root, path)] = ok
     return ok
+
+
+#: (store folder, folder of folders) -> the names in it that are symbolic links, per run (cleared with _FOLDERS).
+_LINKS: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def _is_link(root: str, path: str) -> bool:
+    """Whether ``path`` (relative to the store's folder ``root``) is a symbolic link.
+
+    The folder it is in is listed once (``scandir``, whose entries say what they are without a
+    ``stat`` each), rather than one ``lstat`` per folder: a grid of one folder per chunk (the
+    colour array of a zarr v3 store with a ``/`` separator) has as many folders as chunks.
+    """
+    parent, _, name = path.rpartition("/")
+    links = _LINKS.get((root, parent))
+    if links is None:
+        try:
+            with os.scandir(os.path.join(root, parent)) as entries:
+                links = frozenset(e.name for e in entries if e.is_symlink())
+        except OSError:
+            return os.path.islink(os.path.join(root, path))
+        if len(_LINKS) > _FOLDERS_MAX:
+            _LINKS.clear()
+        _LINKS[(root, parent)] = links
+    return name in links
+
+
+_NO_FOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+
+
+def read_ends(root: str, keys: Sequence[str], head: int, tail: int) -> list[tuple[bytes, bytes] | Literal[False] | None]:
+    """The first ``head`` bytes and the last ``tail`` bytes (``head >= tail``) of each key of ``keys`` in
+    the folder ``root`` of a ``LocalStore``: None for a key that does not exist, False for a key
+    left to :func:`read_ranges`.
+
+    What :func:`read_ranges` gives for ``RangeByteRequest(0, head)`` and
+    ``SuffixByteRequest(tail)``, by an open and two plain reads of each file, without a file
+    object, in one loop: a header scan's per-chunk cost beyond the read. A file shorter than
+    ``head`` is read whole and its tail cut from it. A key that is not a plain case (one that
+    could leave the store, a folder or file that is a symbolic link, a failed read) is False,
+    for ``read_ranges`` to read or refuse.
+    """
+    out: list[tuple[bytes, bytes] | Literal[False] | None] = []
+    add = out.append
+    prefix = f"{root}{os.sep}"
+    read, seek, close = os.read, os.lseek, os.close
+    known = None  # the folder of the last key, when it stays inside the store
+    for key in keys:
+        if _suspect(key):
+            add(False)
+            continue
+        folder = key.rpartition("/")[0]
+        if folder != known:
+            if not _inside(root, folder):
+                add(False)
+                continue
+            known = folder
+        try:
+            fd = os.open(prefix + key, _NO_FOLLOW)
+        except (FileNotFoundError, NotADirectoryError):
+            add(None)
+            continue
+        except OSError:
+            add(False)
+            continue
+        try:
+            first = read(fd, head)
+            if len(first) == head:
+                seek(fd, -tail, os.SEEK_END)
+                add((first, read(fd, tail)))
+            else:
+                add(_short(fd, first, head, tail))
+        except IsADirectoryError:
+            add(None)
+        except OSError:
+            add(False)
+        finally:
+            close(fd)
+    return out
+
+
+def _short(fd: int, first: bytes, head: int, tail: int) -> tuple[bytes, bytes]:
+    """The ends of a file whose first read gave less than ``head`` bytes: read on to the end or to ``head`` bytes."""
+    parts = [first]
+    while (n := sum(map(len, parts))) < head and (more := os.read(fd, head - n)):
+        parts.append(more)
+    whole = b"".join(parts)
+    if len(whole) == head:  # a read cut short, not the end of the file
+        os.lseek(fd, -tail, os.SEEK_END)
+        return whole, os.read(fd, tail)
+    return whole, whole[-tail:] if tail else b""
 
 
 def _read_open(f: Any, request: ByteRequest | None) -> bytes:

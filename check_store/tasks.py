@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from zarr.abc.store import ByteRequest, RangeByteRequest, SuffixByteRequest
+from zarr.storage import LocalStore
 
-from .chunks import HEAD, HEAD_MAX, TAIL, Options, check_header, check_whole, header_extent
+from .chunks import FIRST, HEAD, HEAD_MAX, TAIL, Options, check_header, check_whole, header_extent
 from .metadata import ArrayPlan, shard_index
 from .records import Finding, cap, error, record, worst
-from .stores import StoreError, StoreSpec, open_store, read_ranges
+from .stores import StoreError, StoreSpec, open_store, read_ends, read_ranges
 
 __all__ = ["STATUS", "check_batch"]
 
@@ -28,12 +29,19 @@ MAX_OFFSET = 1 << 62
 GIVE_UP = 8
 #: Status byte of a grid position in the chunk map, by outcome; higher is worse.
 STATUS = {"none": 0, "fill": 1, "pass": 2, "warn": 3, "fail": 4, "error": 5}
+#: (image, configuration, boundary) -> headers (SOI through the first SOS segment) judged without a
+#: finding against them, per process: a chunk that starts with one and ends with EOI passes.
+_GOOD: dict[tuple[Any, ...], tuple[bytes, ...]] = {}
+#: Headers kept per key, and keys kept, of _GOOD; a header beyond them is judged chunk by chunk.
+_GOOD_HEADERS, _GOOD_KEYS = 64, 64
+EOI = b"\xff\xd9"
 
 
 class _Slot:
     """One stored JPEG to judge: where it is and what was read of it."""
 
-    __slots__ = ("boundary", "coords", "head", "index", "inner", "key", "length", "offset", "problem", "tail", "wanted")
+    __slots__ = ("boundary", "coords", "first", "head", "index", "inner", "key", "length", "offset", "problem", "tail",
+                 "wanted")
 
     def __init__(self, index: int, coords: tuple[int, ...], key: str, inner: tuple[int, ...] | None, boundary: bool,
                  offset: int = 0, length: int | None = None) -> None:
@@ -45,6 +53,8 @@ class _Slot:
         self.problem: str | None = None
         #: Bytes asked for from the start and from the end of an inner chunk.
         self.wanted = (0, 0)
+        #: The first FIRST bytes of a chunk (all of it if shorter), while its header may need them.
+        self.first: bytes | None = None
 
 
 def check_batch(store: StoreSpec, plan: ArrayPlan, start: int, stop: int, options: Options,
@@ -82,8 +92,18 @@ class _Batch:
         self.whole = options.decode or bool(plan.after)
 
     def run(self) -> dict[str, Any]:
-        slots = self._shards() if self.plan.shard else self._chunks()
-        self._read(slots)
+        if self.plan.shard:
+            slots = self._shards()
+            self._read(slots)
+        elif type(self.store) is LocalStore and not self.whole:
+            slots = self._scan(str(self.store.root))
+            self._longer(slots)
+        elif not self.whole:
+            slots = self._chunks()
+            self._read_first(slots)
+        else:
+            slots = self._chunks()
+            self._read(slots)
         for slot in slots:
             self._judge(slot)
         out = {"array": self.plan.path, "start": self.start, "stop": self.stop,
@@ -100,6 +120,81 @@ class _Batch:
     def _chunks(self) -> list[_Slot]:
         plan = self.plan
         return [_Slot(i, c, plan.stored_key(c), None, plan.at_edge(c)) for i in self.indices for c in (plan.coords(i),)]
+
+    def _scan(self, root: str) -> list[_Slot]:
+        """A header scan of a local folder: read each chunk's ends (:func:`~.stores.read_ends`) and pass here
+        each chunk that starts with a header judged before without a finding and ends with EOI; the others,
+        read or not, for :meth:`_judge`.
+
+        What :meth:`_chunks` then :meth:`_read_first` (whose reads are :func:`~.stores.read_ranges`) and
+        :meth:`_judge` would make of each chunk, at a fraction of the cost per chunk: a key
+        ``read_ends`` leaves is read by ``read_ranges`` (:meth:`_ends`), and failures in a row are shared
+        as ``_fetch`` shares them.
+        """
+        plan = self.plan
+        keys, edges = plan.stored_keys(self.indices)
+        group = (plan.image, plan.config)
+        good = {edge: _GOOD.get((*group, edge), ()) for edge in (False, True)}
+        status = self.status
+        passed = fill = failed = 0
+        problem = ""
+        rest: list[_Slot] = []
+        pass_, fill_ = STATUS["pass"], STATUS["fill"]
+        for n, (i, key, edge, got) in enumerate(zip(self.indices, keys, edges, read_ends(root, keys, HEAD, TAIL), strict=True)):
+            if failed >= GIVE_UP:
+                # The store itself is failing, as _fetch takes it: the rest share the error.
+                rest.append(_Slot(i, plan.coords(i), key, None, edge))
+                rest[-1].problem = problem
+                continue
+            if got is False:
+                try:
+                    got = self._ends(key)
+                except StoreError as exc:
+                    problem = str(exc)
+                    failed += 1
+                    rest.append(_Slot(i, plan.coords(i), key, None, edge))
+                    rest[-1].problem = problem
+                    continue
+            failed = 0
+            if got is None:
+                fill += 1
+                status[n] = fill_
+                continue
+            head, tail = got
+            if len(head) == HEAD and tail.endswith(EOI) and (head.startswith(good[edge]) or self._learn(head, group, edge, good)):
+                passed += 1
+                status[n] = pass_
+                continue
+            rest.append(_Slot(i, plan.coords(i), key, None, edge))
+            rest[-1].head, rest[-1].tail = head, tail
+        self.counts["pass"] += passed
+        self.counts["fill"] += fill
+        return rest
+
+    def _ends(self, key: str) -> tuple[bytes, bytes] | None:
+        """A chunk's head and tail read as :meth:`_read_first` reads them (None: no such key); StoreError when it cannot be read."""
+        (data,) = read_ranges(self.store, [(key, RangeByteRequest(0, FIRST))])
+        if data is None:
+            return None
+        if len(data) < FIRST:
+            return data[:HEAD], data[-TAIL:]
+        (tail,) = read_ranges(self.store, [(key, SuffixByteRequest(TAIL))])
+        return data[:HEAD], tail or b""
+
+    def _learn(self, head: bytes, group: tuple[Any, ...], edge: bool, good: dict[bool, tuple[bytes, ...]]) -> bool:
+        """Whether the header ``head`` starts with is judged without a finding (then kept in ``good``)."""
+        end = header_extent(head)
+        if end is None or end <= 0:
+            return False
+        header = head[:end]
+        findings, _seen = check_header(self.plan, header, EOI, edge)
+        if findings:
+            return False
+        if len(good[edge]) < _GOOD_HEADERS:
+            if len(_GOOD) >= _GOOD_KEYS:
+                _GOOD.clear()
+            good[edge] = _GOOD[(*group, edge)] = (*good[edge], header)
+        return True
 
     def _shards(self) -> list[_Slot]:
         plan = self.plan
@@ -193,15 +288,49 @@ class _Batch:
             slot.head = values[0]
             if len(values) > 1:
                 slot.tail = values[1] or b""
-        if self.whole:
-            return
-        # Headers longer than HEAD (ICC profiles, EXIF): read again, as far as they go.
+        if not self.whole:
+            self._longer(slots)
+
+    def _read_first(self, slots: list[_Slot]) -> None:
+        """Each chunk's first :data:`FIRST` bytes in one request; the head (and, of a chunk no longer than
+        that, the tail) cut from them; the last :data:`TAIL` bytes of the longer ones in a second request."""
+        later = []
+        for slot, values in zip(slots, self._fetch([[(s.key, RangeByteRequest(0, FIRST))] for s in slots]), strict=True):
+            if isinstance(values, str):
+                slot.problem = values
+                continue
+            data = values[0]
+            if data is None:
+                continue
+            slot.head, slot.first = data[:HEAD], data
+            if len(data) < FIRST:  # all of the chunk
+                slot.tail = data[-TAIL:]
+            else:
+                later.append(slot)
+        if later:
+            for slot, values in zip(later, self._fetch([[(s.key, SuffixByteRequest(TAIL))] for s in later]), strict=True):
+                if isinstance(values, str):
+                    slot.problem = values
+                else:
+                    slot.tail = values[0] or b""
+        self._longer(slots)
+        for slot in slots:
+            slot.first = None
+
+    def _longer(self, slots: list[_Slot]) -> None:
+        # Headers longer than HEAD (ICC profiles, EXIF): read again, as far as they go (from the first
+        # bytes read, when they went that far or were all of the chunk).
         longer = []
         for slot in slots:
             if slot.head is not None and slot.tail and slot.problem is None:
                 end = header_extent(slot.head)
                 if end is not None and end < 0 and len(slot.head) == HEAD:
-                    longer.append((slot, min(-end + 4096, HEAD_MAX)))
+                    n = min(-end + 4096, HEAD_MAX)
+                    first = slot.first
+                    if first is not None and (n <= len(first) or len(first) < FIRST):
+                        slot.head = first[:n]
+                    else:
+                        longer.append((slot, n))
         if longer:
             again = self._fetch([[self._ranges(s, n)[0]] for s, n in longer])
             for (slot, _), value in zip(longer, again, strict=True):

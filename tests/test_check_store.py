@@ -14,6 +14,8 @@ import re
 import shutil
 import subprocess
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -640,3 +642,227 @@ def test_the_benchmark_store_holds_what_it_says_and_conforms(tmp_path: Path) -> 
     result = check(str(tmp_path / "big.zarr"), scheduler="sync")
     assert result.conforms(strict=True) and result.totals()["pass"] == made["gray"]["count"] + made["color"]["count"]
     assert result.totals()["fill"] == 0
+
+
+# ------------------------------------------------------------------ the header scan's fast ways give what the general ones give
+
+
+@pytest.mark.parametrize(("shape", "chunks", "separator", "v2", "path"), [
+    ((100, 70), (32, 32), "/", False, ""),
+    ((100, 70, 3), (32, 32, 3), "/", False, "a/b"),
+    ((64, 64), (32, 32), ".", False, "x"),
+    ((65, 7, 9), (8, 7, 4), ".", True, "v2"),
+    ((10,), (3,), "/", True, ""),
+    ((), (), "/", False, "scalar"),
+    ((2**70, 3), (1, 2), "/", False, "huge"),
+])
+def test_the_keys_of_a_batch_are_the_keys_of_its_positions_one_by_one(shape: tuple[int, ...], chunks: tuple[int, ...],
+                                                                      separator: str, v2: bool, path: str) -> None:
+    from zarr_jpeg_conformance.check_store.metadata import ArrayPlan
+
+    plan = ArrayPlan(path, shape, chunks, separator, v2, {}, None, None)
+    n = plan.grid_count
+    batches: list[Any] = [range(min(n, 400)), range(3, min(n, 40) - 2), [0, 2, min(n, 400) - 1], [n // 2], range(0), [n - 1]]
+    for indices in batches:
+        keys, edges = plan.stored_keys(indices)
+        assert keys == [plan.stored_key(plan.coords(i)) for i in indices], indices
+        assert edges == [plan.at_edge(plan.coords(i)) for i in indices], indices
+
+
+def _the_general_way(monkeypatch: pytest.MonkeyPatch, url: str, **kw: Any) -> tuple[Result, Result, int]:
+    """check() of a local folder as it runs (the fast scan), and with every chunk read by read_ranges and judged one by one;
+    and how many keys the fast scan read."""
+    from zarr_jpeg_conformance.check_store import tasks
+
+    read = 0
+    ends = tasks.read_ends
+
+    def counted(root: str, keys: Any, head: int, tail: int) -> Any:
+        nonlocal read
+        read += len(keys)
+        return ends(root, keys, head, tail)
+
+    tasks._GOOD.clear()
+    with monkeypatch.context() as m:
+        m.setattr(tasks, "read_ends", counted)
+        fast = check(url, **kw)
+    with monkeypatch.context() as m:
+        m.setattr(tasks, "LocalStore", type("NotTheLocalStore", (), {}))  # the scan is for LocalStore only
+        slow = check(url, **kw)
+    return fast, slow, read
+
+
+def _assert_same(fast: Result, slow: Result) -> None:
+    assert fast.records == slow.records
+    assert [(a.node.path, a.counts, a.requirements, a.positions) for a in fast.arrays] == \
+        [(a.node.path, a.counts, a.requirements, a.positions) for a in slow.arrays]
+    assert [a.map.to_json() if a.map else None for a in fast.arrays] == [a.map.to_json() if a.map else None for a in slow.arrays]
+
+
+@pytest.mark.parametrize("which", ["faults", "clean"])
+def test_the_scan_of_a_local_folder_gives_what_reading_each_chunk_gives(stores: tuple[Path, Path, list[Fault]], which: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    faulty, clean, _faults = stores
+    url = str(faulty if which == "faults" else clean)
+    for _ in range(2):  # with the headers judged before forgotten, then remembered
+        fast, slow, read = _the_general_way(monkeypatch, url, scheduler="sync", batch=5)
+        _assert_same(fast, slow)
+        assert read >= sum(a.plan.grid_count for a in fast.arrays if a.plan and a.plan.checkable and not a.plan.shard)
+        assert read > 0
+
+
+def test_the_scan_passes_a_chunk_only_by_a_header_judged_without_a_finding(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks that share a header with a finding (no JFIF: a warning), one whose end was cut, one with a header longer
+    than the first read (an APP marker of 3000 bytes), and a chunk shorter than the first read."""
+    from zarr_jpeg_conformance.backends import load_backend
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    pytest.importorskip("imagecodecs")
+    codec = _jpeg()
+    pixels = (np.arange(256 * 256) % 253).astype(np.uint8).reshape(256, 256, 1)
+    stream = load_backend("imagecodecs").encode(parse_codec(codec), pixels)
+    assert len(stream) > 3000 and stream[2:4] == b"\xff\xe0"
+    app0 = 4 + int.from_bytes(stream[4:6], "big")
+    no_jfif = stream[:2] + stream[app0:]
+    long_header = stream[:2] + b"\xff\xe5" + (3002).to_bytes(2, "big") + bytes(3000) + stream[2:]
+    tiny = load_backend("imagecodecs").encode(parse_codec(codec), np.zeros((8, 8, 1), np.uint8))
+    keys = {"c/0/0": stream, "c/0/1": no_jfif, "c/0/2": no_jfif, "c/0/3": stream[:-100], "c/1/0": long_header,
+            "c/1/1": stream, "c/1/2": stream + b"junk", "c/1/3": no_jfif}
+    folder = tmp_path / "a.zarr"
+    write_array(folder, (512, 1024), (256, 256), [codec], keys)
+    write_array(tmp_path / "b.zarr", (8, 8), (8, 8), [codec], {"c/0/0": tiny})
+    for url in (str(folder), str(tmp_path / "b.zarr")):
+        for _ in range(2):
+            fast, slow, read = _the_general_way(monkeypatch, url, scheduler="sync", batch=3)
+            _assert_same(fast, slow)
+            assert read == sum(a.plan.grid_count for a in fast.arrays if a.plan)
+    result = check(str(folder), scheduler="sync")
+    found = {rec["key"]: {f["requirement"] for f in rec["findings"]} for rec in result.records}
+    assert found == {"c/0/1": {"JPEG-X-06"}, "c/0/2": {"JPEG-X-06"}, "c/1/3": {"JPEG-X-06"}, "c/0/3": {"JPEG-FMT-01"},
+                     "c/1/2": {"JPEG-FMT-01"}}, found
+    assert result.totals()["pass"] == 3
+
+
+# ------------------------------------------------------------------ over http: ranges, not whole chunks
+
+
+@contextmanager
+def _counting_server(folder: Path) -> Iterator[tuple[str, dict[str, int]]]:
+    """A ranged http server of ``folder`` that counts the bytes it sends, and its requests for chunks, ranged or whole."""
+    import threading
+
+    from zarr_jpeg_conformance.check_store.serve import RangeHandler, _Server
+
+    sent: dict[str, int] = {"bytes": 0, "ranged": 0, "whole": 0}
+    lock = threading.Lock()
+
+    class Counting(RangeHandler):
+        def do_GET(self) -> None:
+            raw = self.wfile
+
+            class Writer:
+                def write(self, data: bytes) -> int:
+                    with lock:
+                        sent["bytes"] += len(data)
+                    return raw.write(data)
+
+                def __getattr__(self, name: str) -> Any:
+                    return getattr(raw, name)
+
+            with lock:
+                sent["ranged" if self.headers.get("Range") else "whole"] += "/c/" in self.path  # a chunk
+            self.wfile = Writer()  # type: ignore[assignment]
+            try:
+                super().do_GET()
+            finally:
+                self.wfile = raw
+
+    server = _Server(("127.0.0.1", 0), partial(Counting, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", sent
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _noise(size: int, seed: int) -> bytes:
+    from zarr_jpeg_conformance.backends import load_backend
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    pixels = np.random.default_rng(seed).integers(0, 256, (size, size, 1), dtype=np.uint8)
+    return load_backend("imagecodecs").encode(parse_codec(_jpeg(quality=95)), pixels)
+
+
+def test_a_header_scan_over_http_reads_a_small_chunk_in_one_request_and_a_large_one_by_its_ends(tmp_path: Path) -> None:
+    """A server that counts what it sends: a chunk no longer than FIRST bytes is one ranged request; a longer one two
+    (its first FIRST bytes and its last TAIL), far less than it holds; a full decode receives every chunk whole."""
+    from zarr_jpeg_conformance.check_store.chunks import FIRST, TAIL
+
+    pytest.importorskip("imagecodecs")
+    made = big_store(tmp_path / "small.zarr", chunks=12, pool=3)
+    small, count = sum(a["bytes"] for a in made.values()), sum(a["count"] for a in made.values())
+    assert small < count * FIRST
+    large = {f"c/0/{j}": _noise(512, j) for j in range(3)}
+    write_array(tmp_path / "large.zarr", (512, 512 * 3), (512, 512), [_jpeg(quality=95)], large)
+    stored = sum(map(len, large.values()))
+    assert min(map(len, large.values())) > 4 * (FIRST + TAIL)
+    with _counting_server(tmp_path) as (base, sent):
+        assert check(f"{base}/small.zarr", scheduler="sync").totals()["pass"] == count
+        assert sent["ranged"] == count and sent["whole"] == 0 and small < sent["bytes"] < small + 1000 * count, sent
+        sent.update(bytes=0, ranged=0, whole=0)
+        assert check(f"{base}/large.zarr", scheduler="sync").conforms(strict=True)
+        assert sent["ranged"] == 2 * len(large) and sent["whole"] == 0 and sent["bytes"] < stored / 4, (sent, stored)
+        sent.update(bytes=0, ranged=0, whole=0)
+        assert check(f"{base}/large.zarr", options=Options(decode=True), scheduler="sync").conforms(strict=True)
+        assert sent["whole"] == len(large) and sent["bytes"] > stored, (sent, stored)
+
+
+def test_over_http_a_chunk_is_judged_by_its_ends_as_in_a_local_folder_whatever_its_length(tmp_path: Path) -> None:
+    """Chunks shorter and longer than FIRST, with headers longer than HEAD and than FIRST, cut, with trailing bytes:
+    over http (with ranges, and from a server that ignores them) the records of the local folder's scan."""
+    pytest.importorskip("imagecodecs")
+    big, small = _noise(512, 1), _noise(64, 2)
+
+    def app(stream: bytes, length: int) -> bytes:
+        return stream[:2] + b"\xff\xe5" + (length + 2).to_bytes(2, "big") + bytes(length) + stream[2:]
+
+    keys = {"c/0/0": big, "c/0/1": small, "c/0/2": app(big, 3000), "c/0/3": app(small, 3000), "c/0/4": app(big, 30000),
+            "c/0/5": big[:-500], "c/0/6": big + b"junk", "c/0/7": small + b"junk", "c/0/8": app(small, 20000), "c/0/9": b""}
+    folder = tmp_path / "mixed.zarr"
+    write_array(folder, (512, 512 * 10), (512, 512), [_jpeg(quality=95)], keys)
+    local = check(str(folder), scheduler="sync")
+    # The 64x64 chunks are the wrong size for the array (JPEG-DIM-01), which judges their headers too.
+    assert {r["key"] for r in local.records} == {"c/0/1", "c/0/3", "c/0/5", "c/0/6", "c/0/7", "c/0/8", "c/0/9"}
+    with _counting_server(tmp_path) as (base, _sent):
+        remote = check(f"{base}/mixed.zarr", scheduler="sync", batch=3)
+    assert [{**r, "store": ""} for r in remote.records] == [{**r, "store": ""} for r in local.records]
+    assert remote.totals() == local.totals()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(tmp_path)))
+    import threading
+
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        plain = check(f"http://127.0.0.1:{server.server_address[1]}/mixed.zarr", scheduler="sync")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [{**r, "store": ""} for r in plain.records] == [{**r, "store": ""} for r in local.records]
+
+
+def test_the_test_server_keeps_a_connection_open_for_the_next_request(tmp_path: Path) -> None:
+    import http.client
+
+    (tmp_path / "a").write_bytes(b"0123456789")
+    with serve(tmp_path) as base:
+        connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=10)
+        try:
+            for headers, body in (({"Range": "bytes=2-4"}, b"234"), ({}, b"0123456789"), ({"Range": "bytes=-3"}, b"789")):
+                connection.request("GET", "/a", headers=headers)
+                answer = connection.getresponse()
+                assert answer.read() == body and answer.version == 11 and not answer.will_close
+        finally:
+            connection.close()

@@ -676,3 +676,63 @@ def test_only_a_holder_of_the_writing_end_is_taken_for_the_harnesss() -> None:
     finally:
         os.close(read)
         os.close(write)
+
+
+def test_the_fast_local_read_gives_what_read_ranges_gives_or_leaves_the_key_to_it(tmp_path: Path) -> None:
+    """read_ends (the header scan's reads of a local folder) against read_ranges, key by key: what it reads is the same
+    bytes, a key it does not read (a link, a key that could leave the store, an unreadable file) is left to read_ranges."""
+    from zarr.abc.store import RangeByteRequest, SuffixByteRequest
+    from zarr.storage import LocalStore
+
+    from zarr_jpeg_conformance.check_store import stores
+
+    root = tmp_path / "store"
+    (root / "a").mkdir(parents=True)
+    (tmp_path / "outside").write_bytes(b"secret" * 100)
+    files = {"a/long": bytes(range(256)) * 20, "a/exact": bytes(range(256)) * 4, "a/short": b"0123456789" * 3, "a/empty": b"",
+             "a/between": bytes(range(200)) * 6}
+    for key, data in files.items():
+        (root / key).write_bytes(data)
+    (root / "a" / "folder").mkdir()
+    (root / "a" / "in").symlink_to("long")
+    (root / "a" / "out").symlink_to(tmp_path / "outside")
+    (root / "a" / "loop").symlink_to("loop")
+    (root / "linked").symlink_to(root / "a")
+    keys = [*files, "a/folder", "a/missing", "a/missing/deeper", "a/long/under", "a/in", "a/out", "a/loop", "linked/long",
+            "../outside", "a/../a/long", "a//long", "/etc/passwd"]
+    stores._FOLDERS.clear()
+    stores._LINKS.clear()
+    got = stores.read_ends(str(root), keys, 1024, 64)
+    store = LocalStore(root, read_only=True)
+    for key, ends in zip(keys, got, strict=True):
+        try:
+            ranged: Any = stores.read_ranges(store, [(key, RangeByteRequest(0, 1024)), (key, SuffixByteRequest(64))])
+        except stores.StoreError:
+            ranged = "refused"
+        if ends is False:
+            assert key in ("a/in", "a/out", "a/loop", "linked/long", "../outside", "a/../a/long", "a//long", "/etc/passwd"), key
+            continue
+        assert ranged != "refused", key
+        assert (list(ends) if ends is not None else [None, None]) == ranged, key
+    assert got[0] == (files["a/long"][:1024], files["a/long"][-64:]) and got[3] == (b"", b"")
+    assert [key for key, ends in zip(keys, got, strict=True) if ends is None] == ["a/folder", "a/missing", "a/missing/deeper",
+                                                                                  "a/long/under"]
+
+
+def test_a_run_of_unreadable_chunks_is_shared_as_a_failing_store_in_the_scan_as_in_the_general_reads(
+        tmp_path: Path, stream: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten chunks in a row that exist and cannot be read (ELOOP): after GIVE_UP failures in a row the rest of the batch
+    shares the error, chunk by chunk as the general reads take it, whichever way the chunks were read."""
+    from zarr_jpeg_conformance.check_store import tasks
+
+    store = _array(tmp_path / "loops.zarr", [32, 32 * 16], [32, 32], {f"c/0/{j}": stream for j in range(16)})
+    for j in range(2, 12):
+        (store / "c" / "0" / str(j)).unlink()
+        (store / "c" / "0" / str(j)).symlink_to(str(j))
+    fast = check(str(store), scheduler="sync", batch=16)
+    with monkeypatch.context() as m:
+        m.setattr(tasks, "LocalStore", type("NotTheLocalStore", (), {}))
+        slow = check(str(store), scheduler="sync", batch=16)
+    assert fast.records == slow.records and fast.totals() == slow.totals()
+    assert fast.totals()["pass"] == 2 and fast.totals()["error"] == 14
+    assert "c/0/9" in fast.records[-1]["message"] and fast.records[-1]["key"] == "c/0/15"
