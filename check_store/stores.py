@@ -19,6 +19,7 @@ import asyncio
 import errno
 import json
 import os
+import stat
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -212,17 +213,27 @@ def _open_inside(root: str, key: str) -> Any:
         raise StoreError(f"key {key[:200]}: its folder is a symbolic link out of the store: not read")
     path = os.path.join(root, key)
     try:
-        return open(path, "rb", opener=_no_link)
+        f = open(path, "rb", opener=_no_link)  # noqa: SIM115 - returned to the caller's with-block
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
         if not _resolves_inside(root, key):
             raise StoreError(f"key {key[:200]}: a symbolic link out of the store: not read") from None
-    return open(path, "rb")
+        f = open(path, "rb", opener=_no_wait)  # noqa: SIM115 - returned to the caller's with-block
+    mode = os.fstat(f.fileno()).st_mode
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        f.close()
+        raise StoreError(f"key {key[:200]}: not a regular file (a named pipe, a device or a socket): not read")
+    return f
 
 
 def _no_link(path: str, flags: int) -> int:
-    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+
+
+def _no_wait(path: str, flags: int) -> int:
+    """Open without waiting: a FIFO's open for reading would wait for a writer."""
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
 
 
 def _resolves_inside(root: str, path: str) -> bool:
@@ -285,7 +296,10 @@ def _is_link(root: str, path: str) -> bool:
     return name in links
 
 
-_NO_FOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+#: O_NONBLOCK: opening a FIFO (a named pipe) for reading waits for a writer, forever in a hostile store; with it
+#: the open returns at once (a regular file's reads are not changed by it), and the file is then refused as
+#: not a regular file (its first read comes back short, which is when that is looked at).
+_NO_FOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def read_ends(root: str, keys: Sequence[str], head: int, tail: int) -> list[tuple[bytes, bytes] | Literal[False] | None]:
@@ -328,6 +342,8 @@ def read_ends(root: str, keys: Sequence[str], head: int, tail: int) -> list[tupl
             if len(first) == head:
                 seek(fd, -tail, os.SEEK_END)
                 add((first, read(fd, tail)))
+            elif not stat.S_ISREG(os.fstat(fd).st_mode):
+                add(False)  # a FIFO, a device, a socket: read_ranges refuses it with the reason
             else:
                 add(_short(fd, first, head, tail))
         except IsADirectoryError:

@@ -418,6 +418,21 @@ def test_one_unreadable_chunk_errs_only_itself(tmp_path: Path, stream: bytes) ->
     assert rec["key"] == "c/1/1" and "cannot read this chunk" in rec["message"]
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("decode", [False, True], ids=["header-scan", "decode"])
+def test_a_named_pipe_for_a_chunk_is_an_error_of_its_own_never_a_wait(tmp_path: Path, stream: bytes, decode: bool) -> None:
+    """Opening a FIFO for reading waits for a writer: a store holding one as a chunk file held check-store forever.
+    Now the chunk is an error saying what it is, in a header scan and in a decode."""
+    store = _two_by_two(tmp_path / "ok.zarr", stream)
+    pipe = store / "c" / "1" / "1"
+    pipe.unlink()
+    os.mkfifo(pipe)
+    result = check(str(store), options=Options(decode=decode), scheduler="sync", batch=4)
+    assert result.totals()["pass"] == 3 and result.totals()["error"] == 1
+    (rec,) = result.records
+    assert rec["key"] == "c/1/1" and "not a regular file" in rec["message"]
+
+
 # ------------------------------------------------------------------ low
 
 
