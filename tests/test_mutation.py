@@ -242,6 +242,24 @@ def test_the_first_run_of_a_mutant_is_the_cheapest_tests_of_the_files_that_test_
     assert {t.split("::")[0] for t in first} == {"tests/test_c.py", "tests/test_a.py"}
 
 
+def test_a_pending_mutant_whose_next_stage_costs_least_runs_first() -> None:
+    """First come, first served, two stages of minutes held both workers while mutants with a second of
+    tests left waited, undecided when the time box ended."""
+    durations = {"tests/test_a.py::quick": 0.1, "tests/test_b.py::slow": 300.0, "tests/test_c.py::mid": 5.0}
+    selector = mutate.Selector(ROOT, {"functions": {}, "durations": durations})
+    m = mutants_of(b"def f(a):\n    return a > 1\n", "core/x.py", [])[0]
+    pending = {name: mutate.Result(m, sorted(durations, key=durations.__getitem__), ran=list(ran)) for name, ran in (
+        ("slow-left", ["tests/test_a.py::quick", "tests/test_c.py::mid"]),  # only the 300 s test left
+        ("mid-left", ["tests/test_a.py::quick", "tests/test_b.py::slow"]),
+        ("quick-left", ["tests/test_c.py::mid", "tests/test_b.py::slow"]))}
+    waiting = mutate.Cheapest(selector)
+    for r in pending.values():  # in the worst order
+        waiting.put(r)
+    taken = [waiting.get_nowait() for _ in pending]
+    assert [next(n for n, r in pending.items() if r is t) for t in taken] == ["quick-left", "mid-left", "slow-left"]
+    assert waiting.empty()
+
+
 def test_a_survivor_is_reported_with_where_what_and_the_tests_that_ran() -> None:
     m = mutants_of(b"def f(a):\n    return a > 1\n", "core/x.py", [])[0]
     killed = mutate.Result(m, ["tests/test_x.py::test_f"], status="killed")

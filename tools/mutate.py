@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import itertools
 import json
 import os
 import queue
@@ -341,6 +342,35 @@ def take_up(r: Result, old: dict[str, Any] | None) -> None:
         r.ran = list(old.get("ran", []))
 
 
+class Cheapest:
+    """Mutants waiting for their next stage, the one whose next stage costs least first.
+
+    Taken first come, first served, a few stages of minutes (a suite mutant meeting the attribution
+    meta-tests) held both workers while dozens of mutants with a second's tests left waited behind
+    them, and a time-boxed run ended with them undecided.
+    """
+
+    def __init__(self, selector: Selector) -> None:
+        self._selector = selector
+        self._queue: queue.PriorityQueue[tuple[float, int, Result]] = queue.PriorityQueue()
+        self._order = itertools.count()
+
+    def cost(self, r: Result) -> float:
+        """The timeout of ``r``'s next stage: what the tests it has not met yet cost, split as :meth:`Selector.stages` splits them."""
+        done = set(r.ran)
+        stages = self._selector.stages([t for t in r.tests if t not in done], r.mutant.path)
+        return self._selector.timeout(stages[0]) if stages else 0.0
+
+    def put(self, r: Result) -> None:
+        self._queue.put((self.cost(r), next(self._order), r))
+
+    def get_nowait(self) -> Result:
+        return self._queue.get_nowait()[2]
+
+    def empty(self) -> bool:
+        return self._queue.empty()
+
+
 def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[str, str], jobs: int,
         budget: float | None, baseline: str, out: Any, results_file: Path | None = None,
         recorded: set[str] | None = None) -> list[Result]:
@@ -349,7 +379,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
     "all" runs every selected test; "control" only those of the cheapest mutant, which
     proves at least that the copy and the workers run tests that pass (a broken set-up
     would otherwise "kill" every mutant). Every mutant first meets its cheapest tests;
-    only when all of those are through do the survivors meet the rest, so a run stopped
+    only when all of those are through do the survivors meet the rest (cheapest next stage first), so a run stopped
     early (``budget``) has still tried every mutant. With ``results_file`` each result is
     appended as it comes, and a result already there for the same module source and the
     same tests is reused: a long run can be stopped and taken up again. ``recorded``: the keys of
@@ -370,7 +400,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
         take_up(r, earlier.get(m.key))
         results.append(r)
     first: queue.Queue[Result] = queue.Queue()
-    rest: queue.Queue[Result] = queue.Queue()
+    rest = Cheapest(selector)
     for r in results:
         if r.tests and r.status in ("not run", "pending"):
             (first if not r.ran else rest).put(r)
@@ -398,12 +428,14 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
             print(f"baseline: passed in {reply['seconds']:.0f} s", file=out, flush=True)
 
         def next_job() -> Result | None:
-            for q in (first, rest):
-                try:
-                    return q.get_nowait()
-                except queue.Empty:
-                    continue
-            return None
+            try:
+                return first.get_nowait()
+            except queue.Empty:
+                pass
+            try:
+                return rest.get_nowait()
+            except queue.Empty:
+                return None
 
         def work(worker: Worker) -> None:
             try:
