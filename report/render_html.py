@@ -505,7 +505,8 @@ def _throughput(m: Matrix) -> str:
                 elif "mb_per_s" in r:
                     rel = r["relative"]
                     cells.append(
-                        f'<td class="num" title="median {r["seconds_median"] * 1000:.1f} ms over {r["repeats"]} calls; '
+                        f'<td class="num" title="median {r["seconds_median"] * 1000:.1f} ms over {r["repeats"]} repeats'
+                        f'{_error(r)}; '
                         f'stream from {_e(r.get("stream_from"))}, {r.get("stream_bytes")} bytes; {rel:.2f}× the fastest">'
                         f'{r["mb_per_s"]:.0f} <span class="bar" style="width:{rel * 40:.0f}px"></span></td>'
                     )
@@ -580,6 +581,11 @@ def _environment(m: Matrix) -> str:
         "<th>versions</th><th>run</th></tr></thead>"
         f"<tbody>{impl_rows}</tbody></table></section>"
     )
+
+
+def _error(row: Mapping[str, Any]) -> str:
+    """A throughput cell's standard error of its median, where the file records it."""
+    return f" (± {row['median_error']:.0%} standard error)" if isinstance(row.get("median_error"), int | float) else ""
 
 
 def render(m: Matrix) -> str:

@@ -66,8 +66,13 @@ MIN_REPEATS = 3
 #: bench_protocol), so more repeats would refine a figure the next run moves more than that.
 TARGET_ERROR = 0.03
 #: ... or once its timed repeats have taken this long (seconds): the slowest calls (0.2-0.5 s
-#: for a browser decode of 1024x1024) then stop at MIN_REPEATS, which bounds the whole table.
-TASK_BUDGET = 0.5
+#: for a browser decode of 1024x1024) then stop at MIN_REPEATS, which bounds the whole table
+#: (113 tasks of 24 implementations: about 35 s on 2 cores).
+TASK_BUDGET = 0.25
+#: A call whose warm-up took this long (seconds) or more is timed one call per repeat: what a batch
+#: in flight would hide of it (a 3 MiB payload's transfer, 1-3 ms) is 1-3 % of it, and a batch
+#: of three 0.5 s calls cost 1.5 s a repeat.
+SLOW_CALL = 0.1
 #: Calls per timed repeat: enough for a pipelined harness to keep a request waiting behind
 #: the one it works on for most of the batch.
 DEFAULT_BATCH = 3
@@ -85,15 +90,17 @@ class _Task:
     status: str = "ok"
     message: str = ""
     times: list[float] = field(default_factory=list)
+    #: Calls per timed repeat.
+    batch: int = 1
 
-    def settled(self, repeats: int, batch: int) -> bool:
+    def settled(self, repeats: int) -> bool:
         """Whether the stopping rule says this task has been timed enough (``MIN_REPEATS`` .. ``repeats``)."""
         n = len(self.times)
         if self.status != "ok" or n >= repeats:
             return True
         if n < min(MIN_REPEATS, repeats):
             return False
-        return median_error(self.times) <= TARGET_ERROR or sum(self.times) * batch >= TASK_BUDGET
+        return median_error(self.times) <= TARGET_ERROR or sum(self.times) * self.batch >= TASK_BUDGET
 
 
 def median_error(times: Sequence[float]) -> float:
@@ -132,14 +139,24 @@ def _said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {clip(str(exc), MAX_TEXT)}"
 
 
-def _try(func: Callable[[], Any]) -> tuple[Any, str | None, str]:
-    """(value, None, "") or (None, "unsupported"|"error", message); rejections are ValueError/TypeError."""
+def _try(func: Callable[[], Any], took: list[float] | None = None) -> tuple[Any, str | None, str]:
+    """(value, None, "") or (None, "unsupported"|"error", message); rejections are ValueError/TypeError.
+    ``took``: the call's seconds are appended to it."""
+    start = time.perf_counter()
     try:
-        return func(), None, ""
+        value = func()
+        if took is not None:
+            took.append(time.perf_counter() - start)
+        return value, None, ""
     except (ValueError, TypeError) as exc:
         return None, "unsupported", _said(exc)
     except Exception as exc:  # noqa: BLE001 - any other failure is reported in the table, not raised
         return None, "error", _said(exc)
+
+
+def _calls(batch: int, warm_up: float) -> int:
+    """Calls per timed repeat of a task whose warm-up call took ``warm_up`` seconds (see SLOW_CALL)."""
+    return 1 if warm_up >= SLOW_CALL else batch
 
 
 def _prepare(adapters: Sequence[Adapter], size: int, batch: int, log: Callable[[str], None] | None = None) -> list[_Task]:
@@ -163,14 +180,16 @@ def _prepare(adapters: Sequence[Adapter], size: int, batch: int, log: Callable[[
             if "encode" not in a.roles:
                 tasks.append(_Task(a.name, mode_id, "encode", None, samples, status="unsupported", message="no encode role"))
                 continue
-            data, status, msg = _try(lambda: bytes(a.encode(value, chunk)))  # noqa: B023 - _try calls it at once
+            took: list[float] = []
+            data, status, msg = _try(lambda: bytes(a.encode(value, chunk)), took)  # noqa: B023 - _try calls it at once
             if status:
                 tasks.append(_Task(a.name, mode_id, "encode", None, samples, status=status, message=msg))
                 continue
             streams[a.name] = data
+            n = _calls(batch, took[0])
             tasks.append(
-                _Task(a.name, mode_id, "encode", _batched(batch_calls.encode_many, a, value, [chunk] * batch),
-                      samples, len(data), a.name)
+                _Task(a.name, mode_id, "encode", _batched(batch_calls.encode_many, a, value, [chunk] * n),
+                      samples, len(data), a.name, batch=n)
             )
         shared = next(iter(streams.items()), None)
         for i, a in enumerate(adapters):
@@ -192,10 +211,12 @@ def _decode_task(a: Adapter, mode_id: str, parsed: object, chunk: np.ndarray, sh
     status: str | None = "unsupported"
     msg = "no stream to decode: no implementation encoded this mode"
     for source, data in candidates:
-        out, status, msg = _try(lambda: np.asarray(a.decode(parsed, data, chunk.shape)))  # noqa: B023 - called at once
+        took: list[float] = []
+        out, status, msg = _try(lambda: np.asarray(a.decode(parsed, data, chunk.shape)), took)  # noqa: B023 - called at once
         if not status and out.shape == chunk.shape:
-            return _Task(a.name, mode_id, "decode", _batched(batch_calls.decode_many, a, parsed, [data] * batch, chunk.shape),
-                         samples, len(data), source)
+            n = _calls(batch, took[0])
+            return _Task(a.name, mode_id, "decode", _batched(batch_calls.decode_many, a, parsed, [data] * n, chunk.shape),
+                         samples, len(data), source, batch=n)
         if not status:
             status, msg = "error", f"decoded shape {out.shape} != {chunk.shape}"
     return _Task(a.name, mode_id, "decode", None, samples, status=status or "error", message=msg)
@@ -219,11 +240,11 @@ def measure(
     for (mode, op), group in groups.items():
         began = time.perf_counter()
         rep = 0
-        while not all(t.settled(repeats, batch) for t in group):
+        while not all(t.settled(repeats) for t in group):
             k = rep % len(group)
             rep += 1
             for t in group[k:] + group[:k]:
-                if t.call is None or t.settled(repeats, batch):
+                if t.call is None or t.settled(repeats):
                     continue
                 start = time.perf_counter()
                 try:
@@ -231,7 +252,7 @@ def measure(
                 except Exception as exc:  # noqa: BLE001 - a call that worked in the warm-up failed now
                     t.status, t.message = "error", _said(exc)
                     continue
-                t.times.append((time.perf_counter() - start) / batch)
+                t.times.append((time.perf_counter() - start) / t.batch)
         if log:
             counts = sorted(len(t.times) for t in group)
             log(f"throughput: {mode} {op}: {len(group)} implementation(s) timed in {time.perf_counter() - began:.1f} s "
@@ -251,7 +272,8 @@ def measure(
         }
         if t.status == "ok" and t.times:
             median = statistics.median(t.times)
-            row.update(seconds_median=median, seconds_min=min(t.times), repeats=len(t.times), mb_per_s=t.samples / median / 1e6,
+            row.update(seconds_median=median, seconds_min=min(t.times), repeats=len(t.times), batch=t.batch,
+                       mb_per_s=t.samples / median / 1e6,
                        median_error=round(min(median_error(t.times), 1.0), 4))
             best[(t.mode, t.op)] = max(best.get((t.mode, t.op), 0.0), row["mb_per_s"])
         rows.append(row)
@@ -269,7 +291,8 @@ def measure(
         "transport": {a.name: transport(a) for a in adapters},
         "method": f"median of the repeats after one warm-up call; round-robin over implementations, "
         f"starting implementation rotated every repeat; time.perf_counter around {batch} calls in a row "
-        "(a harness's pipelined), divided by their number; MB/s = uncompressed samples / 1e6 / seconds; "
+        f"(a harness's pipelined; one call where the warm-up took {SLOW_CALL} s or more), divided by their number; "
+        "MB/s = uncompressed samples / 1e6 / seconds; "
         f"repeats: at least {min(MIN_REPEATS, repeats)}, then until the median's standard error is within "
         f"{TARGET_ERROR:.0%} of it or the task's repeats took {TASK_BUDGET} s, at most {repeats}",
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
@@ -301,5 +324,5 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["DEFAULT_BATCH", "DEFAULT_REPEATS", "DEFAULT_SIZE", "MIN_REPEATS", "MODES", "QUALITY", "TARGET_ERROR", "TASK_BUDGET",
+__all__ = ["DEFAULT_BATCH", "DEFAULT_REPEATS", "DEFAULT_SIZE", "MIN_REPEATS", "MODES", "QUALITY", "SLOW_CALL", "TARGET_ERROR", "TASK_BUDGET",
            "main", "measure", "median_error", "transport"]
