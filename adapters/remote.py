@@ -564,7 +564,9 @@ class ExecAdapter:
         message = {"seq": self._seq, **request}
         if self.on_message:
             self.on_message("->", on_the_wire(message, self.framing))
-        mark = proc.stderr.mark()
+        # A start's failure is told by everything the new process wrote: one that dies at once may have
+        # said why before this line runs (its words were lost so on a busy machine).
+        mark = 0 if request["op"] == "start" else proc.stderr.mark()
         return _Sent(self._seq, request["op"], proc.send(encode_message(message, self.framing)), mark)
 
     def _receive(

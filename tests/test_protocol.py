@@ -15,8 +15,10 @@ import contextlib
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -27,6 +29,7 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.adapters import AdapterLoadError, available_builtins, load_adapter
+from zarr_jpeg_conformance.adapters.process import StderrTail
 from zarr_jpeg_conformance.adapters.remote import (
     ExecAdapter,
     HarnessError,
@@ -599,6 +602,22 @@ def test_node_harness_checks_the_frame_against_the_chunk(node: tuple[ExecAdapter
     with pytest.raises(HarnessError, match="only decodes"):
         adapter.encode(parsed, chunk)
     transcript.validate()
+
+
+def test_a_harness_that_dies_at_once_is_reported_with_its_last_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a harness wrote before the client noted where its stderr stood was left out of the error (CI lost
+    "node not available" so, on a busy machine): a start's failure is told by all it wrote."""
+    real = StderrTail.mark
+
+    def late(self: StderrTail) -> int:
+        time.sleep(0.5)  # the harness has written its reason and exited by now
+        return real(self)
+
+    monkeypatch.setattr(StderrTail, "mark", late)
+    # The words are made at run time: the error echoes the command line, which must not be what matches.
+    code = "import sys; print('no toolchain', 'HERE'.lower() * 2, file=sys.stderr); sys.exit(3)"
+    with pytest.raises(AdapterLoadError, match="harness stderr:\nno toolchain herehere"):
+        load_adapter(f"exec:{sys.executable} -c {shlex.quote(code)}")
 
 
 def test_node_missing_is_said_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
