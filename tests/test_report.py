@@ -604,6 +604,19 @@ def test_throughput_repeats_a_task_until_its_median_is_known_or_its_budget_is_sp
     assert throughput.median_error([fast] * 6 + [fast * 5]) < throughput.TARGET_ERROR
 
 
+def test_throughput_median_error_is_the_stated_formula(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1.2533 * (IQR / 1.349) / sqrt(n) over the median: [1, 2, 3, 4, 5] has quartiles 2 and 4 (inclusive) and median 3."""
+    assert throughput.median_error([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(1.2533 * (2 / 1.349) / 5**0.5 / 3, rel=1e-9)
+    assert throughput.median_error([1.0, 1.1]) < 1  # two repeats have a spread
+    assert throughput.median_error([1.0]) == float("inf") and throughput.median_error([0.0, 0.0, 0.0]) == float("inf")
+    # Both ends of the rule are inclusive: a median known to exactly TARGET_ERROR, or repeats that took exactly TASK_BUDGET.
+    budget = throughput.TASK_BUDGET
+    spent = _timed([budget / 4, budget / 4, budget / 2])
+    assert sum(spent.times) == budget and throughput.median_error(spent.times) > throughput.TARGET_ERROR and spent.settled(21)
+    monkeypatch.setattr(throughput, "median_error", lambda times: throughput.TARGET_ERROR)
+    assert _timed([1e-6] * throughput.MIN_REPEATS).settled(21)
+
+
 def test_throughput_times_a_slow_call_alone_and_a_quick_one_in_a_batch() -> None:
     """A batch in flight hides a harness's transfer, which is 1-3 % of a call of SLOW_CALL or more: such a call is timed
     alone (three 0.5 s browser decodes a repeat made the table minutes long), a quicker one in a batch."""
