@@ -8,6 +8,8 @@ and what must happen instead.
 
 from __future__ import annotations
 
+import errno
+import gc
 import inspect
 import json
 import os
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -732,6 +735,68 @@ def test_the_fast_local_read_gives_what_read_ranges_gives_or_leaves_the_key_to_i
     assert got[0] == (files["a/long"][:1024], files["a/long"][-64:]) and got[3] == (b"", b"")
     assert [key for key, ends in zip(keys, got, strict=True) if ends is None] == ["a/folder", "a/missing", "a/missing/deeper",
                                                                                   "a/long/under"]
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_the_fast_local_read_closes_every_file_it_opens_and_leaves_a_failed_read_to_read_ranges(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A descriptor left open per chunk runs a scan of a large store out of descriptors; a regular file whose read fails
+    (an I/O error) is left to read_ranges, in its place among the keys, the others read as they are."""
+    from zarr_jpeg_conformance.check_store import stores
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc")
+    root = tmp_path / "store"
+    (root / "a").mkdir(parents=True)
+    keys = [f"a/{i}" for i in range(40)]
+    for i, key in enumerate(keys):
+        (root / key).write_bytes(bytes([i]) * (100 if i % 2 else 3000))
+    os.mkfifo(root / "a" / "pipe")
+    stores._FOLDERS.clear()
+    before = _open_descriptors()
+    got = stores.read_ends(str(root), [*keys, "a/pipe"], 1024, 64)
+    assert _open_descriptors() == before
+    assert got[-1] is False and all(isinstance(ends, tuple) for ends in got[:-1])
+    real_read = os.read
+
+    def failing(fd: int, n: int) -> bytes:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(f"{os.sep}a{os.sep}7"):
+            raise OSError(errno.EIO, "Input/output error")
+        return real_read(fd, n)
+
+    monkeypatch.setattr(os, "read", failing)
+    got = stores.read_ends(str(root), keys, 1024, 64)
+    monkeypatch.undo()
+    assert _open_descriptors() == before
+    assert [i for i, ends in enumerate(got) if ends is False] == [7]
+    assert got[8] == (bytes([8]) * 1024, bytes([8]) * 64) and got[9] == (bytes([9]) * 100, bytes([9]) * 64)
+
+
+def test_a_named_pipe_refused_by_the_general_reads_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    from zarr.abc.store import RangeByteRequest
+    from zarr.storage import LocalStore
+
+    from zarr_jpeg_conformance.check_store import stores
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc")
+    (tmp_path / "store" / "a").mkdir(parents=True)
+    os.mkfifo(tmp_path / "store" / "a" / "pipe")
+    store = LocalStore(tmp_path / "store", read_only=True)
+    stores.read_ranges(store, [("a/missing", RangeByteRequest(0, 16))])  # whatever the store opens once, opened
+    before = _open_descriptors()
+    # CPython closes a file object nobody holds when it is freed, with a ResourceWarning: the refusal must close it itself.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for _ in range(5):
+            with pytest.raises(stores.StoreError, match="not a regular file"):
+                stores.read_ranges(store, [("a/pipe", RangeByteRequest(0, 16))])
+        gc.collect()
+    assert _open_descriptors() == before
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
 
 
 def test_a_run_of_unreadable_chunks_is_shared_as_a_failing_store_in_the_scan_as_in_the_general_reads(
