@@ -20,6 +20,7 @@ the reason.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import resource
 import shlex
@@ -164,6 +165,11 @@ class Build:
     products: tuple[str, ...]
     #: Commands run after ``command``, given the same executables, each only if the one before succeeded.
     then: tuple[Callable[[Sequence[str]], list[str]], ...] = ()
+    #: The environment variable that names the build's output folder (CARGO_TARGET_DIR), where the build can
+    #: share one: unless it is set, the build writes to this project's cache (:func:`cache_folder`), shared by
+    #: every checkout, and its products (under ``target/``) are copied into the folder. A fresh clone then
+    #: rebuilds only its own crates, not their dependencies (libjpeg-turbo's C build alone takes minutes).
+    shared_output: str | None = None
 
     @property
     def path(self) -> Path:
@@ -181,11 +187,51 @@ class Build:
     def run(self) -> int:
         """Build the folder; Unavailable if a toolchain is missing."""
         tools = [t.executable() for t in self.toolchains]
+        shared, env = self.shared_folder(), self.environment()
+        if shared is None:
+            return self._build(tools, None)
+        shared.mkdir(parents=True, exist_ok=True)
+        # One build at a time writes the shared folder and copies out of it: another checkout's build
+        # between the two would hand this folder that checkout's binaries.
+        with open(shared.parent / f"{shared.name}.lock", "wb") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            code = self._build(tools, env)
+            if code == 0:
+                for product in self.products:
+                    _copy_over(shared / Path(product).relative_to("target"), self.path / product)
+            return code
+
+    def environment(self) -> dict[str, str] | None:
+        """The environment of the build's commands (and of later ones in the folder, e.g. ``cargo test``):
+        the shared output folder set, where the build uses one and the user did not choose a folder; else None."""
+        shared = self.shared_folder()
+        return None if shared is None else {**os.environ, str(self.shared_output): str(shared)}
+
+    def shared_folder(self) -> Path | None:
+        """The output folder this build shares with other checkouts' (:attr:`shared_output`), or None."""
+        if self.shared_output is None or os.environ.get(self.shared_output):
+            return None
+        return cache_folder() / f"{self.folder}-target"
+
+    def _build(self, tools: Sequence[str], env: dict[str, str] | None) -> int:
         for command in (self.command, *self.then):
-            code = subprocess.run(command(tools), cwd=self.path, check=False).returncode
+            code = subprocess.run(command(tools), cwd=self.path, env=env, check=False).returncode
             if code != 0:
                 return code
         return 0
+
+
+def cache_folder() -> Path:
+    """This project's folder of build caches: ``$XDG_CACHE_HOME/zarr-jpeg-conformance`` (default ``~/.cache``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "zarr-jpeg-conformance"
+
+
+def _copy_over(source: Path, destination: Path) -> None:
+    """Copy a built file into place whole: a harness started meanwhile runs the old file or the new one."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    partial = destination.with_name(f".{destination.name}.partial")
+    shutil.copy2(source, partial)
+    os.replace(partial, destination)
 
 
 @dataclass(frozen=True)
@@ -278,7 +324,7 @@ BUILDS: dict[str, Build] = {
         Build("rust", (CARGO, CMAKE, NASM),
               lambda t: [t[0], "build", "--locked", "--release", "--workspace", "--exclude", RUST_SEPARATE],
               tuple(f"target/release/{name}" for name in RUST_HARNESSES),
-              then=(lambda t: [t[0], "build", "--locked", "--release", "-p", RUST_SEPARATE],)),
+              then=(lambda t: [t[0], "build", "--locked", "--release", "-p", RUST_SEPARATE],), shared_output="CARGO_TARGET_DIR"),
         # A venv of the newest Python >= 3.12, for imagecodecs-zarr (harnesses/pyvenv.py).
         Build("python", (PYTHON_312,), lambda t: [sys.executable, "-m", f"{__name__}.pyvenv", t[0], str(PYTHON_VENV)],
               ("venv/bin/python", "site/zarr_jpeg_conformance")),

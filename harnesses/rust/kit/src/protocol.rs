@@ -30,6 +30,14 @@ const MAX_PAYLOAD: u64 = 1 << 30;
 /// Cap on the panic text sent back as `trace`, as the protocol asks.
 const TRACE_CAP: usize = 4096;
 
+/// Bytes of stdin read ahead. A payload at least this large, once the buffer holds none of it,
+/// is read straight into its own vector; with a buffer larger than a payload (a 192 KiB chunk)
+/// every payload would be copied twice, from the pipe into the buffer and from it into the vector.
+const INPUT_BUFFER: usize = 64 << 10;
+/// Bytes of replies gathered before a write: a header line and small replies. A payload this
+/// large or larger goes to the pipe as it is, not copied into the buffer first.
+const OUTPUT_BUFFER: usize = 64 << 10;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Framing {
     Json,
@@ -95,8 +103,8 @@ pub fn run_codec<C: Codec>(codec: C) -> i32 {
         }
         File::from_raw_fd(protocol_fd)
     };
-    let input = BufReader::with_capacity(1 << 20, io::stdin().lock());
-    match serve_codec(codec, input, BufWriter::with_capacity(1 << 20, output)) {
+    let input = BufReader::with_capacity(INPUT_BUFFER, io::stdin().lock());
+    match serve_codec(codec, input, BufWriter::with_capacity(OUTPUT_BUFFER, output)) {
         Ok(()) => 0,
         Err(err) => {
             eprintln!("{}: {err}", C::NAME);
