@@ -190,10 +190,16 @@ class Build:
         shared, env = self.shared_folder(), self.environment()
         if shared is None:
             return self._build(tools, None)
-        shared.mkdir(parents=True, exist_ok=True)
+        try:
+            shared.mkdir(parents=True, exist_ok=True)
+            lock = open(shared.parent / f"{shared.name}.lock", "wb")  # noqa: SIM115 - the with-block below holds it
+        except OSError as exc:
+            print(f"harnesses/{self.folder}: cannot use the shared build folder {shared} ({exc}): building in the folder",
+                  file=sys.stderr)
+            return self._build(tools, None)
         # One build at a time writes the shared folder and copies out of it: another checkout's build
         # between the two would hand this folder that checkout's binaries.
-        with open(shared.parent / f"{shared.name}.lock", "wb") as lock:
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             code = self._build(tools, env)
             if code == 0:

@@ -73,3 +73,21 @@ def test_a_failed_build_copies_nothing(tmp_path: Path, monkeypatch: pytest.Monke
     assert not (tmp_path / "fake" / "target").exists()
     with pytest.raises(harnesses.Unavailable, match="not built"):
         build.check_built()
+
+
+def test_a_cache_that_cannot_be_written_builds_in_the_folder_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from zarr_jpeg_conformance import harnesses
+
+    script = "import os, pathlib; p = pathlib.Path('target', 'release'); p.mkdir(parents=True); (p / 'harness').write_text(" \
+             "str('FAKE_TARGET_DIR' in os.environ))"
+    build = harnesses.Build("fake", (), lambda t: [sys.executable, "-c", script], ("target/release/harness",),
+                            shared_output="FAKE_TARGET_DIR")
+    (tmp_path / "cache").write_text("a file where the cache folder would be")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("FAKE_TARGET_DIR", raising=False)
+    (tmp_path / "fake").mkdir()
+    monkeypatch.setattr(harnesses, "HERE", tmp_path)
+    assert build.run() == 0
+    assert (tmp_path / "fake" / "target" / "release" / "harness").read_text() == "False"
+    assert "cannot use the shared build folder" in capsys.readouterr().err
