@@ -7,6 +7,11 @@
     python -m zarr_jpeg_conformance.tools.mutate map                   # remeasure tests/mutation-map.json
     python -m zarr_jpeg_conformance.tools.mutate sample --sample 12 --seed 18  # record the CI sample's keys
 
+A long sample is run in sittings: ``--results FILE`` records each mutant's result and takes up the ones
+whose fingerprint still holds. ``tests/mutation-sample-results.jsonl.gz`` is the last sitting of the
+400-mutant sample over the whole product (``--sample 400 --seed 4242``): ``gunzip -k`` it and pass the
+``.jsonl`` as ``--results`` to go on from there.
+
 Every mutant of ``suites/``, ``core/``, ``judging/``, ``report/``, ``check_store/``, ``adapters/``,
 ``protocol/`` and ``zarrcodecs/`` (``tools.mutants.TARGETS``) is applied, one
 at a time, to a private copy of the package, and only the meta-tests that execute the
