@@ -1,6 +1,6 @@
 """Mutation testing as a habit: a fixed sample of mutants of the checks, each of which a meta-test must kill.
 
-``tools.mutate`` breaks one check at a time in ``suites/``, ``core/`` and ``judging/`` and
+``tools.mutate`` breaks one check at a time in every package it covers (``tools.mutants.TARGETS``) and
 runs the meta-tests that execute it. Here CI runs a fixed sample of those mutants (a few
 minutes on 2 cores); a survivor not listed as equivalent fails the run, so a new check
 that no meta-test proves shows in review. The whole run is
@@ -12,6 +12,7 @@ a survivor with where it is, what changed and which tests ran.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -160,6 +161,34 @@ def test_a_result_is_reused_only_while_its_module_tests_and_helpers_are_unchange
         before = mutate._fingerprint(b"code", tests, tmp_path)
     assert mutate._fingerprint(b"other code", tests, tmp_path) != before
     assert mutate._fingerprint(b"code", [*tests, "tests/test_other.py::test_b"], tmp_path) != before
+
+
+def test_a_kill_stands_on_its_killer_and_a_survivor_on_every_test(tmp_path: Path) -> None:
+    """A sitting after an edit of one test file ran again every mutant with a test there, the kills of other files'
+    tests too: hours of a long sample decided again for nothing."""
+    (tmp_path / "tests").mkdir()
+    for name in ("test_x.py", "test_y.py", "helper.py"):
+        (tmp_path / "tests" / name).write_text("# v1\n")
+    m = mutants_of(b"def f(a):\n    return a > 1\n", "core/x.py", [])[0]
+    tests = ["tests/test_x.py::t", "tests/test_y.py::u"]
+    olds = {status: {"status": status, "seconds": 1.0, "killer": killer, "stages_done": 1, "ran": ran, "retries": 0,
+                     "fingerprint": mutate._fingerprint(b"code", mutate.stands_on(status, killer, ran, tests), tmp_path)}
+            for status, killer, ran in (("killed", "tests/test_x.py::t", []), ("survived", None, tests),
+                                        ("pending", None, ["tests/test_x.py::t"]))}
+
+    def reused(status: str) -> bool:
+        r = mutate.Result(m, tests)
+        mutate.take_up(r, olds[status], functools.partial(mutate._fingerprint, b"code", texts=mutate.test_texts(tmp_path)))
+        return r.status == status
+
+    assert all(reused(s) for s in olds)
+    (tmp_path / "tests/test_y.py").write_text("# v2\n")  # a test the kill and the pending one did not stand on
+    assert [s for s in olds if reused(s)] == ["killed", "pending"]
+    (tmp_path / "tests/test_x.py").write_text("# v2\n")  # the killer's file
+    assert not any(reused(s) for s in olds)
+    (tmp_path / "tests/test_x.py").write_text("# v1\n")
+    (tmp_path / "tests/helper.py").write_text("# v2\n")  # a helper: every result stands on it
+    assert not any(reused(s) for s in olds)
 
 
 def test_a_run_stopped_by_its_time_box_is_taken_up_where_it_stopped() -> None:

@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -294,21 +295,35 @@ def record_sample(root: Path, chosen: list[Mutant], sample: int, seed: int) -> P
     return path
 
 
-def _fingerprint(source: bytes, tests: list[str], root: Path | None = None) -> str:
+def _fingerprint(source: bytes, tests: list[str], texts: Path | dict[str, bytes] | None = None) -> str:
     """The mutated module, the set of tests run (not their order, which follows measured durations) and,
-    with ``root``, the text of the test files they are in and of the tests' helpers (``tests/`` modules
-    that are not test files): a result is reused only while none of what decided it changed."""
+    with ``texts`` (the checkout, or :func:`test_texts` of it), the text of the test files they are in and of the
+    tests' helpers (``tests/`` modules that are not test files): a result is reused only while none of what decided
+    it changed."""
     digest = hashlib.sha1(source + b"\0" + "\n".join(sorted(tests)).encode())
-    if root is not None:
-        for name in _test_texts(root, frozenset(t.split("::", 1)[0] for t in tests)):
-            digest.update(b"\0" + name.encode() + b"\0" + (root / name).read_bytes())
+    if texts is not None:
+        known = test_texts(texts) if isinstance(texts, Path) else texts
+        files = {t.split("::", 1)[0] for t in tests} | {n for n in known if not Path(n).name.startswith("test_")}
+        for name in sorted(files & known.keys()):
+            digest.update(b"\0" + name.encode() + b"\0" + known[name])
     return digest.hexdigest()[:16]
 
 
-def _test_texts(root: Path, files: frozenset[str]) -> list[str]:
-    """The test files named and every helper module of ``tests/`` (conftest.py, the wrong adapters ...)."""
-    helpers = {f"tests/{p.name}" for p in (root / "tests").glob("*.py") if not p.name.startswith("test_")}
-    return sorted(f for f in files | helpers if (root / f).is_file())
+def test_texts(root: Path) -> dict[str, bytes]:
+    """The text of every module of ``tests/``: the test files and their helpers (conftest.py, the wrong adapters ...),
+    read once, as the copies the workers run are made once."""
+    return {f"tests/{p.name}": p.read_bytes() for p in sorted((root / "tests").glob("*.py"))}
+
+
+def stands_on(status: str, killer: str | None, ran: list[str], tests: list[str]) -> list[str]:
+    """The tests a result was decided by: a kill by the test that failed (the others it was to meet do not change
+    it), a pending mutant by those it has survived so far, a survivor (or a timeout) by all of its tests. An edit of a
+    test file a kill did not stand on leaves the kill as it is: a sitting does not decide again what it already knows."""
+    if status == "killed" and killer:
+        return [killer]
+    if status == "pending":
+        return list(ran)
+    return list(tests)
 
 
 def _earlier(path: Path | None) -> dict[str, dict[str, Any]]:
@@ -335,16 +350,23 @@ def _slow_for_itself(worker: Worker, tests: list[str], timeout: float, r: Result
     return False
 
 
-def take_up(r: Result, old: dict[str, Any] | None) -> None:
+def take_up(r: Result, old: dict[str, Any] | None, fingerprint: Callable[[list[str]], str] | None = None) -> None:
     """Reuse an earlier result of the same fingerprint: a decided one as it is, a pending one with the tests it
-    survived, so that only the others are run (a long run stopped by its time box is taken up, not started again)."""
+    survived, so that only the others are run (a long run stopped by its time box is taken up, not started again).
+    With ``fingerprint``, the earlier result's is compared with that of the tests it stands on (:func:`stands_on`),
+    as they are now; without it, with ``r.fingerprint``."""
     if old and old["status"] == "timeout" and "retries" not in old:
         return  # a timeout of a run before timeouts were checked against the tests without the mutant
-    if old and old.get("fingerprint") == r.fingerprint and old["status"] in ("killed", "timeout", "survived", "pending"):
-        if old["status"] == "pending" and "ran" not in old:
-            return  # pending from before the tests it survived were recorded: started again
+    if not old or old["status"] not in ("killed", "timeout", "survived", "pending"):
+        return
+    if old["status"] == "pending" and "ran" not in old:
+        return  # pending from before the tests it survived were recorded: started again
+    expected = r.fingerprint if fingerprint is None else fingerprint(
+        stands_on(old["status"], old["killer"], old.get("ran", []), r.tests))
+    if old.get("fingerprint") == expected:
         r.status, r.seconds, r.killer, r.stages_done = old["status"], old["seconds"], old["killer"], old["stages_done"]
         r.ran = list(old.get("ran", []))
+        r.fingerprint = expected
 
 
 class Cheapest:
@@ -386,12 +408,13 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
     would otherwise "kill" every mutant). Every mutant first meets its cheapest tests;
     only when all of those are through do the survivors meet the rest (cheapest next stage first), so a run stopped
     early (``budget``) has still tried every mutant. With ``results_file`` each result is
-    appended as it comes, and a result already there for the same module source and the
-    same tests is reused: a long run can be stopped and taken up again. ``recorded``: the keys of
+    appended as it comes, and a result already there is reused while the module's source and the
+    tests it stands on (:func:`stands_on`) are unchanged: a long run can be stopped and taken up again. ``recorded``: the keys of
     the sample as it was recorded; a mutant not among them is noted as new.
     """
     # Read once: an edit of the checkout during a long run must not shift the mutants' byte spans.
     sources = {m.path: (root / m.path).read_bytes() for m in chosen}
+    texts = test_texts(root)
     earlier = _earlier(results_file)
     results = []
     for m in chosen:
@@ -399,10 +422,10 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
         if recorded is not None and m.key not in recorded:
             notes = [*notes, f"new: not in the recorded sample ({SAMPLE_FILE}), so code added or changed since"]
         r = Result(m, tests, notes=notes, equivalent=equivalents.get(m.key))
-        r.fingerprint = _fingerprint(sources[m.path], tests, root)
+        r.fingerprint = _fingerprint(sources[m.path], tests, texts)
         if not tests:
             r.status = "no tests"
-        take_up(r, earlier.get(m.key))
+        take_up(r, earlier.get(m.key), functools.partial(_fingerprint, sources[m.path], texts=texts))
         results.append(r)
     first: queue.Queue[Result] = queue.Queue()
     rest = Cheapest(selector)
@@ -484,6 +507,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
                 if r.status == "survived" and len(stages) > 1:
                     r.status = "pending"
                     rest.put(r)
+                r.fingerprint = _fingerprint(sources[m.path], stands_on(r.status, r.killer, r.ran, r.tests), texts)
                 with lock:
                     if sink:
                         sink.write(json.dumps(r.record()) + "\n")
