@@ -9,7 +9,7 @@ adapter's business. This module is public API: other repositories code against i
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -161,12 +161,12 @@ def _short(value: object) -> str:
     return f"{type(value).__name__} {text if len(text) <= 80 else text[:77] + '...'}"
 
 
-def load_adapter(spec: str, *, memory_limit: int | str | None = "default") -> Adapter:
+def load_adapter(spec: str, *, memory_limit: int | str | None = "default", framings: Sequence[str] | None = None) -> Adapter:
     """Resolve ``exec:COMMAND``, a built-in or library name, an entry-point name, or ``module:attr`` to an adapter.
 
     ``module:attr`` may name an Adapter instance, or a class / callable returning one.
     ``memory_limit`` is the address-space limit of an ``exec:`` harness in bytes (None: none;
-    by default the client's default).
+    by default the client's default); ``framings``, those its ``start`` offers (by default the client's).
     Raises :class:`AdapterLoadError` with the reason when it cannot.
     """
     if spec.startswith("exec:"):
@@ -174,9 +174,10 @@ def load_adapter(spec: str, *, memory_limit: int | str | None = "default") -> Ad
         from .remote import ExecAdapter
 
         command = spec.removeprefix("exec:")
-        if memory_limit == "default":
-            return _instantiate(lambda: ExecAdapter(command), spec)
-        return _instantiate(lambda: ExecAdapter(command, memory_limit=memory_limit), spec)  # type: ignore[arg-type]
+        options: dict[str, Any] = {} if memory_limit == "default" else {"memory_limit": memory_limit}
+        if framings is not None:
+            options["framings"] = framings
+        return _instantiate(lambda: ExecAdapter(command, **options), spec)
     named = BUILTINS.get(spec) or LIBRARIES.get(spec) or ZARR_CODECS.get(spec)
     if named:
         return _instantiate(_resolve_target(named), spec)

@@ -151,10 +151,11 @@ class HarnessProcess:
     """One running harness process with non-blocking, deadline-bound message I/O.
 
     ``reader`` cuts its stdout into messages (JSON lines until the caller switches its
-    ``framing``) and refuses one larger than ``max_message`` bytes.
+    ``framing``) and refuses one larger than ``max_message`` bytes. ``pass_fds``: descriptors it inherits (a region).
     """
 
-    def __init__(self, argv: Sequence[str], memory_limit: int | None, max_message: int | None = MAX_MESSAGE) -> None:
+    def __init__(self, argv: Sequence[str], memory_limit: int | None, max_message: int | None = MAX_MESSAGE,
+                 pass_fds: Sequence[int] = ()) -> None:
         def limits() -> None:
             # Runs in the child between fork and exec: no imports, no locks, only syscalls.
             if resource is None:
@@ -171,6 +172,7 @@ class HarnessProcess:
             stderr=subprocess.PIPE,
             preexec_fn=limits,  # setrlimit only, no locks taken: safe before exec
             start_new_session=True,  # its own process group: ending it ends wrappers and children too
+            pass_fds=tuple(pass_fds),  # the shared framing's region, if offered
         )
         assert self.popen.stdin and self.popen.stdout and self.popen.stderr
         self.stderr = StderrTail(self.popen.stderr)

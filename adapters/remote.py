@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import re
 import shlex
 import threading
@@ -28,8 +29,19 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..protocol import framing
-from ..protocol.framing import FRAMINGS, JSON_LINES, Frame, FrameError, MessageTooLarge, encode_message, on_the_wire
+from ..protocol import framing, shared
+from ..protocol.framing import (
+    FRAMINGS,
+    JSON_LINES,
+    OFFERED,
+    SHARED,
+    Frame,
+    FrameError,
+    MessageTooLarge,
+    encode_message,
+    encode_placed,
+    on_the_wire,
+)
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
 from .labels import KINDS, ROLES
 from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, describe_exit
@@ -144,6 +156,8 @@ class _Sent:
     end: int
     #: The harness's stderr when it was sent: what it writes from there on belongs to it.
     mark: int
+    #: In shared framing, the request's space in the region: where it starts, and the room offered for the reply's payload.
+    place: tuple[int, int, int] | None = None
 
 
 def _raised(outcome: T | Exception) -> T:
@@ -176,6 +190,20 @@ def _bodies(body: Callable[..., dict[str, Any]], items: Sequence[Any], *rest: An
     return out
 
 
+#: Room offered for an encode reply's stream beyond the chunk's own size: a tiny chunk's stream is mostly its headers.
+STREAM_ROOM = 64 << 10
+
+
+def _reply_room(request: Mapping[str, Any], size: int) -> int:
+    """Bytes of the region offered for the payload of the reply to ``request`` (whose own payload is ``size`` bytes)."""
+    if request.get("op") == "encode":
+        return size + STREAM_ROOM
+    shape = request.get("chunk_shape")
+    if request.get("op") == "decode" and isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape):
+        return math.prod(shape)  # samples of one byte: a reply that is more goes on the pipe
+    return 0
+
+
 def _seq_of(frame: Frame | None) -> int | None:
     """The integer ``seq`` of a message read from a harness, if it has one."""
     seq = frame.message.get("seq") if frame is not None and isinstance(frame.message, dict) else None
@@ -202,8 +230,8 @@ class ExecAdapter:
     unlimited); ``max_reply`` caps one message from the harness in bytes (default
     :data:`~zarr_jpeg_conformance.protocol.framing.MAX_MESSAGE`, 256 MiB; None: no cap).
     ``framings`` are the framings offered in ``start`` (JSON lines always; binary framing
-    if the harness chooses it). ``on_message(direction, message)`` sees every message
-    sent ("->") and received ("<-") as it is on the wire (base64 text in JSON lines, the
+    if the harness chooses it; shared framing, a memory region for the payloads, only where asked for and on Linux).
+    ``on_message(direction, message)`` sees every message sent ("->") and received ("<-") as it is on the wire (base64 text in JSON lines, the
     header in binary framing), for logs and protocol tests. ``gate``, if set, is called with
     the op of every request before it is sent, and with "start" before a process is started;
     whatever it raises, the request is not sent (the plugin's timeout budget, --max-timeouts).
@@ -217,7 +245,7 @@ class ExecAdapter:
         timeout: float = DEFAULT_TIMEOUT,
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
         max_reply: int | EllipsisType | None = ...,
-        framings: Sequence[str] = FRAMINGS,
+        framings: Sequence[str] = OFFERED,
         on_message: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
@@ -230,7 +258,10 @@ class ExecAdapter:
         self.max_reply: int | None = framing.MAX_MESSAGE if isinstance(max_reply, EllipsisType) else max_reply
         if JSON_LINES not in framings or not set(framings) <= set(FRAMINGS):
             raise ValueError(f"framings must include {JSON_LINES!r} and be among {FRAMINGS}, got {list(framings)}")
-        self.framings = list(framings)
+        # Shared framing needs a region the harness inherits: where the platform cannot make one, it is not offered.
+        self.framings = [f for f in framings if f != SHARED or shared.available()]
+        #: The memory region of shared framing, made at the first start that offers it and kept across restarts.
+        self._region: shared.Region | None = None
         #: The framing of the running process (JSON lines until its start reply chooses).
         self.framing = JSON_LINES
         self.on_message = on_message
@@ -417,6 +448,7 @@ class ExecAdapter:
             self._check_quiet()
             proc, self._proc = self._proc, None
             if proc is None:
+                self._drop_region()
                 return
             self._seq += 1
             message = {"seq": self._seq, "op": "stop"}
@@ -429,6 +461,12 @@ class ExecAdapter:
             except (OSError, TimeoutError, ValueError):
                 pass  # it is going away either way
             proc.shutdown(STOP_GRACE)
+            self._drop_region()
+
+    def _drop_region(self) -> None:
+        if self._region is not None:  # the process that mapped it is gone; a later start makes another
+            self._region.close()
+            self._region = None
 
     def __enter__(self) -> ExecAdapter:
         return self
@@ -441,7 +479,8 @@ class ExecAdapter:
     def _start(self) -> None:
         if self.gate is not None:
             self.gate("start")  # before a process exists: a refused start leaves none half-started
-        self._proc = HarnessProcess(self.argv, self.memory_limit, self.max_reply)
+        region = self._shared_region()
+        self._proc = HarnessProcess(self.argv, self.memory_limit, self.max_reply, pass_fds=(region.fd,) if region else ())
         self.starts += 1
         self._seq = 0
         self._answered = {}
@@ -449,6 +488,8 @@ class ExecAdapter:
         request: dict[str, Any] = {"op": "start", "protocol": PROTOCOL_VERSION}
         if self.framings != [JSON_LINES]:
             request["framings"] = self.framings
+        if region is not None:
+            request["region"] = {"path": region.path, "size": region.size}
         hello = self._call(request, starting=True)
         chosen = hello.get("framing", JSON_LINES)
         if chosen not in self.framings:
@@ -467,6 +508,9 @@ class ExecAdapter:
         self.framing = chosen
         assert self._proc is not None
         self._proc.reader.framing = chosen
+        if chosen == SHARED:
+            assert region is not None  # offered only with one
+            self._proc.reader.region = region.view
         _LIVE.add(self)  # closed at exit, also after a restart
 
     def _handle(self, parsed: object) -> str:
@@ -549,6 +593,48 @@ class ExecAdapter:
         self.incidents.append(exc)
         warnings.warn(f"{exc} [the call was made during {context}]", HarnessWarning, stacklevel=5)
 
+    def _shared_region(self) -> shared.Region | None:
+        """The region for a process about to start, nothing in use in it; None where shared framing is not offered."""
+        if SHARED not in self.framings:
+            return None
+        if self._region is None:
+            try:
+                self._region = shared.Region()
+            except OSError as exc:  # no memfd here (a seccomp filter, an old kernel): binary framing will do
+                warnings.warn(f"{self._label()}: shared framing not offered, no memory region: {exc}", HarnessWarning,
+                              stacklevel=3)
+                self.framings.remove(SHARED)
+                return None
+        self._region.reset()
+        return self._region
+
+    def _placed(self, message: dict[str, Any]) -> tuple[list[bytes | bytearray | memoryview], tuple[int, int, int] | None]:
+        """A request's frame in shared framing: its payload, and room for its reply's, in the region where they fit."""
+        assert self._region is not None
+        holder = message["chunk"] if isinstance(message.get("chunk"), dict) else message
+        data = holder.get("data")
+        size = memoryview(data).nbytes if isinstance(data, bytes | bytearray | memoryview) else 0
+        room = _reply_room(message, size)
+        start = self._region.take(size + room) if size + room else None
+        if start is None:  # nothing to place, or no space free now: on the pipe, as in binary framing
+            return encode_message(message, SHARED), None
+        return encode_placed(message, self._region.view, start if size else None, start + size, room), (start, start + size, room)
+
+    def _from_region(self, sent: _Sent, frame: Frame, proc: HarnessProcess, mark: int) -> None:
+        """Copy a reply's payload out of the room its request offered, and give the request's space back."""
+        reply, place = frame.message, sent.place
+        if place is not None:
+            assert self._region is not None
+            self._region.release(place[0])
+        if frame.at is None:
+            return
+        holder = reply["chunk"] if isinstance(reply.get("chunk"), dict) else reply
+        view = holder["data"]
+        if place is None or frame.at != place[1] or len(view) > place[2]:
+            offered = f"the room its request offered (at {place[1]}, {place[2]} bytes)" if place and place[2] else "no room its request offered"
+            raise self._violation(f"reply to {sent.op} puts {len(view)} bytes at {frame.at} of the region, outside {offered}", proc, mark)
+        holder["data"] = bytearray(view)  # the room is the next request's once given back
+
     def _call(self, request: dict[str, Any], *, starting: bool = False) -> dict[str, Any]:
         return self._receive(self._send(request), starting=starting)
 
@@ -567,6 +653,9 @@ class ExecAdapter:
         # A start's failure is told by everything the new process wrote: one that dies at once may have
         # said why before this line runs (its words were lost so on a busy machine).
         mark = 0 if request["op"] == "start" else proc.stderr.mark()
+        if self.framing == SHARED:
+            parts, place = self._placed(message)
+            return _Sent(self._seq, request["op"], proc.send(parts), mark, place)
         return _Sent(self._seq, request["op"], proc.send(encode_message(message, self.framing)), mark)
 
     def _receive(
@@ -621,6 +710,8 @@ class ExecAdapter:
         if got != sent.seq:
             shown = reply.get("seq") if isinstance(reply, dict) else reply
             raise self._violation(f"reply to {op} (seq {sent.seq}) has seq {shown!r}", proc, mark, starting=starting)
+        if isinstance(reply, dict) and (sent.place is not None or frame.at is not None):
+            self._from_region(sent, frame, proc, mark)
         if proc.written < sent.end:
             # It cannot have read what it has not been sent.
             raise self._violation(f"reply to {op} came with {sent.end - proc.written} bytes of the request still unread", proc, mark)

@@ -2,7 +2,8 @@
 
 SPEC is anything ``--impl`` takes (a built-in name, an entry point, ``module:attr``). The
 process reads requests on stdin and writes replies on stdout (``docs/protocol.md``): JSON
-lines, switching to binary framing when the client's ``start`` offers it. ``--isolate``
+lines, switching to binary framing when the client's ``start`` offers it (or to shared framing, its payloads in a memory
+region, when that is offered). ``--isolate``
 runs every implementation this way, so a segfault or a hang in a native library ends this
 process, not the test session.
 """
@@ -10,21 +11,32 @@ process, not the test session.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import json
+import mmap
 import os
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import IO, Any, BinaryIO
+from typing import IO, Any, BinaryIO, TypeGuard
 
 import numpy as np
 
 from .. import __version__
 from ..adapters.labels import kind_of, language_of
-from ..protocol.framing import BINARY, JSON_LINES, FrameError, FrameReader, encode_message
+from ..protocol.framing import (
+    BINARY,
+    JSON_LINES,
+    SHARED,
+    FrameError,
+    FrameReader,
+    encode_message,
+    encode_placed,
+    split_payload,
+)
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
 
 #: Bounds a bench request: a client's slip must not hold the harness for hours.
@@ -59,8 +71,10 @@ class Server:
         self.adapter: Any = None
         self.parsed: dict[str, object] = {}
         self.stopped = False
-        #: The framing from the request after ``start`` on: binary when the client offers it.
+        #: The framing from the request after ``start`` on: shared or binary when the client offers it.
         self.framing = JSON_LINES
+        #: The client's memory region, mapped (shared framing).
+        self.region: memoryview | None = None
 
     def handle(self, request: object) -> dict[str, Any]:
         """The reply to one request, ``seq`` included; never raises for a bad request."""
@@ -109,7 +123,8 @@ class Server:
         parsed = self._parsed(request)
         chunk = request.get("chunk")
         try:
-            array = array_from_wire(chunk if isinstance(chunk, dict) else {})
+            # A chunk in the shared region is read where it lies: the client leaves it alone until the reply.
+            array = array_from_wire(chunk if isinstance(chunk, dict) else {}, borrow=True)
         except ValueError as exc:
             raise BadRequest(f"encode request: 'chunk': {exc}") from exc
         data = self.adapter.encode(parsed, array)
@@ -173,10 +188,25 @@ class Server:
             "language": language_of(self.adapter),
         }
         framings = request.get("framings")
-        if isinstance(framings, list) and BINARY in framings:
+        if isinstance(framings, list) and SHARED in framings and self.region is None:
+            self.region = _map_region(request.get("region"))
+        if isinstance(framings, list) and SHARED in framings and self.region is not None:
+            # Payloads in memory both processes map: no pipe copies (the headers still go through the pipes).
+            self.framing = reply["framing"] = SHARED
+        elif isinstance(framings, list) and BINARY in framings:
             # Raw bytes instead of base64 inside JSON: no encoding, no escaping, a third less to move.
             self.framing = reply["framing"] = BINARY
         return reply
+
+    def reply_parts(self, reply: dict[str, Any], framing: str, request: object) -> list[bytes | bytearray | memoryview]:
+        """What goes on the wire for ``reply``: in shared framing, its payload in the room the request offered, if it fits."""
+        if framing == SHARED and self.region is not None and isinstance(request, dict):
+            at, room = request.get("reply_at"), request.get("reply_room")
+            if _is_count(at) and _is_count(room) and at + room <= len(self.region):
+                header, payload = split_payload(reply)
+                if payload is not None and header["payload"] <= room:
+                    return encode_placed(reply, self.region, at)
+        return encode_message(reply, framing)
 
     def _build(self, request: dict[str, Any]) -> dict[str, Any]:
         if "build" not in self.adapter.roles:
@@ -198,6 +228,19 @@ class Server:
         if handle not in self.parsed:
             raise BadRequest(f"unknown handle {handle!r}")
         return self.parsed[handle]
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _map_region(region: object) -> memoryview | None:
+    """The client's region of shared framing, mapped; None if the start request names none this process can map."""
+    if not isinstance(region, dict) or not isinstance(region.get("path"), str) or not _is_count(region.get("size")):
+        return None
+    with contextlib.suppress(OSError, ValueError), open(region["path"], "r+b") as f:  # the mapping outlives the file
+        return memoryview(mmap.mmap(f.fileno(), region["size"]))
+    return None
 
 
 def _watch_parent(parent: int, interval: float = 0.5) -> None:
@@ -266,8 +309,8 @@ def serve(spec: str, requests: BinaryIO, replies: IO[bytes], *, log: Callable[[s
         framing = server.framing
         reply = server.handle(request)
         # The start reply goes out in the framing it was asked in; what follows, in the chosen one.
-        write(encode_message(reply, framing))
-        reader.framing = server.framing
+        write(server.reply_parts(reply, framing, request))
+        reader.framing, reader.region = server.framing, server.region
         if server.stopped:
             break
     return 0

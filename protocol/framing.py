@@ -25,8 +25,12 @@ from typing import Any, BinaryIO
 
 JSON_LINES = "json"
 BINARY = "binary"
+#: Binary frames whose payloads may lie in a memory region both processes map (``protocol.shared``).
+SHARED = "shared"
 #: Framings in the order a client prefers them least to most; JSON lines is always spoken.
-FRAMINGS = (JSON_LINES, BINARY)
+FRAMINGS = (JSON_LINES, BINARY, SHARED)
+#: What a client offers unless told otherwise: shared framing is asked for where payload copies are what is measured.
+OFFERED = (JSON_LINES, BINARY)
 
 #: The largest message a client accepts from a harness, in bytes (a JSON line, or a frame's
 #: header line plus its payload; newlines not counted). The biggest reply the suites cause is a decoded chunk of
@@ -119,10 +123,26 @@ def _json_line(message: Mapping[str, Any]) -> bytes:
 
 def encode_message(message: Mapping[str, Any], framing: str = JSON_LINES) -> list[bytes | bytearray | memoryview]:
     """What goes on the wire for ``message``: one line, plus the payload in binary framing."""
-    if framing == BINARY:
+    if framing != JSON_LINES:
         header, payload = split_payload(message)
         return [_dumps(header)] if payload is None else [_dumps(header), payload]
     return [_json_line(message)]
+
+
+def encode_placed(message: Mapping[str, Any], region: memoryview, at: int | None, reply_at: int = 0,
+                  reply_room: int = 0) -> list[bytes | bytearray | memoryview]:
+    """A frame of shared framing: the payload written into ``region`` at ``at`` (None: after the header, as in binary
+    framing), and, with ``reply_room``, the room at ``reply_at`` offered for the reply's payload."""
+    header, payload = split_payload(message)
+    if reply_room:
+        header["reply_at"], header["reply_room"] = reply_at, reply_room
+    if payload is None:
+        return [_dumps(header)]
+    if at is None:
+        return [_dumps(header), payload]
+    region[at : at + header["payload"]] = memoryview(payload).cast("B")
+    header["at"] = at
+    return [_dumps(header)]
 
 
 def on_the_wire(message: Mapping[str, Any], framing: str = JSON_LINES) -> dict[str, Any]:
@@ -130,12 +150,12 @@ def on_the_wire(message: Mapping[str, Any], framing: str = JSON_LINES) -> dict[s
 
     For logs and transcripts (the protocol schema validates these), not for the hot path.
     """
-    if framing == BINARY:
+    if framing != JSON_LINES:
         return split_payload(message)[0]
     return json.loads(_json_line(message))
 
 
-def attach_payload(header: dict[str, Any], payload: bytes | bytearray) -> dict[str, Any]:
+def attach_payload(header: dict[str, Any], payload: bytes | bytearray | memoryview) -> dict[str, Any]:
     """The message of a binary frame: ``payload`` back in the place :func:`split_payload` took it from."""
     del header["payload"]
     chunk = header.get("chunk")
@@ -152,8 +172,10 @@ class Frame:
     """One message read from the stream (any JSON value; a dict for every valid message)."""
 
     message: Any
-    #: Bytes it took on the wire, newline and payload included.
+    #: Bytes it took on the wire, newline and payload included (a payload in the shared region: not).
     size: int
+    #: Where its payload lies in the shared region (shared framing), if it lies there.
+    at: int | None = None
 
 
 class FrameReader:
@@ -182,6 +204,8 @@ class FrameReader:
         self._have = 0
         self._line_size = 0
         self._scratch: memoryview | None = None
+        #: The shared region (shared framing): where a header's ``"at"`` points.
+        self.region: memoryview | None = None
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         data = memoryview(data).cast("B")
@@ -238,6 +262,16 @@ class FrameReader:
         """The first ``n`` bytes of the next line not yet taken out, for error messages."""
         return bytes(self._buf[:n])
 
+    def _in_region(self, message: dict[str, Any], size: int, line_size: int) -> Frame:
+        """The frame of a header whose payload lies in the shared region, at ``"at"``: a view of it, not a copy."""
+        at = message.pop("at")
+        if not isinstance(at, int) or isinstance(at, bool) or at < 0:
+            raise FrameError(f"the frame header has 'at': {at!r}, not an offset (an integer >= 0)")
+        if self.region is None or at + size > len(self.region):
+            where = "no shared region" if self.region is None else f"a region of {len(self.region)} bytes"
+            raise FrameError(f"the frame's payload of {size} bytes at {at} is outside {where}")
+        return Frame(attach_payload(message, self.region[at : at + size]), line_size, at)
+
     def pop(self) -> Frame | None:
         """The next whole message, or None if more bytes are needed; FrameError if it is not one."""
         while self._header is None:
@@ -255,13 +289,15 @@ class FrameReader:
             if self.skip_blank and not line.strip():
                 continue
             message = _loads(line)
-            if self.framing != BINARY or not isinstance(message, dict) or "payload" not in message:
+            if self.framing == JSON_LINES or not isinstance(message, dict) or "payload" not in message:
                 return Frame(message, end + 1)
             size = message["payload"]
             if not isinstance(size, int) or isinstance(size, bool) or size < 0:
                 raise FrameError(f"the frame header has 'payload': {size!r}, not a byte count (an integer >= 0)")
             if self.cap is not None and end + size > self.cap:
                 raise MessageTooLarge(end + size, self.cap, declared=True)
+            if self.framing == SHARED and "at" in message:
+                return self._in_region(message, size, end + 1)
             self._header, self._line_size = message, end + 1
             if len(self._buf) >= size:  # all there already (the usual case with wide pipes): one copy
                 self._payload, self._have = self._buf[:size], size
@@ -299,12 +335,15 @@ __all__ = [
     "FRAMINGS",
     "JSON_LINES",
     "MAX_MESSAGE",
+    "OFFERED",
+    "SHARED",
     "Frame",
     "FrameError",
     "FrameReader",
     "MessageTooLarge",
     "attach_payload",
     "encode_message",
+    "encode_placed",
     "on_the_wire",
     "split_payload",
 ]

@@ -54,8 +54,12 @@ def array_to_wire(array: np.ndarray, *, raw: bool = False) -> dict[str, Any]:
     return {"shape": list(array.shape), "dtype": name, "data": data if raw else base64.b64encode(data).decode("ascii")}
 
 
-def array_from_wire(obj: Mapping[str, Any]) -> np.ndarray:
-    """The array of a wire ``{"shape", "dtype", "data"}`` object; ValueError if it is inconsistent."""
+def array_from_wire(obj: Mapping[str, Any], *, borrow: bool = False) -> np.ndarray:
+    """The array of a wire ``{"shape", "dtype", "data"}`` object; ValueError if it is inconsistent.
+
+    With ``borrow``, samples that are a memoryview (a payload in the shared region) and already native are not
+    copied: the array is a read-only view, valid while the memory is (a harness's request, until it replies).
+    """
     name, shape = obj.get("dtype"), obj.get("shape")
     if name not in WIRE_DTYPES:
         raise ValueError(f"unknown wire dtype {name!r}")
@@ -63,12 +67,14 @@ def array_from_wire(obj: Mapping[str, Any]) -> np.ndarray:
         raise ValueError(f"wire shape must be a list of non-negative integers, got {shape!r}")
     data = obj.get("data")
     # A binary frame's payload (a bytearray nobody else holds) becomes the array's memory.
-    raw = data if isinstance(data, bytearray) else field_bytes(data)
+    raw = data if isinstance(data, bytearray | memoryview) else field_bytes(data)
     dtype, native = _DTYPE_OF[name]
     count = math.prod(shape)
-    if len(raw) != count * dtype.itemsize:
-        raise ValueError(f"wire data has {len(raw)} bytes, shape {shape} of {name} needs {count * dtype.itemsize}")
-    return np.frombuffer(raw, dtype=dtype).astype(native, copy=not isinstance(raw, bytearray)).reshape(shape)
+    size = raw.nbytes if isinstance(raw, memoryview) else len(raw)
+    if size != count * dtype.itemsize:
+        raise ValueError(f"wire data has {size} bytes, shape {shape} of {name} needs {count * dtype.itemsize}")
+    owned = isinstance(raw, bytearray) or (borrow and isinstance(raw, memoryview))
+    return np.frombuffer(raw, dtype=dtype).astype(native, copy=not owned).reshape(shape)
 
 
 def field_bytes(value: object) -> bytes:

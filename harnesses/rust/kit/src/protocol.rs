@@ -5,12 +5,19 @@
 //! each message is a frame: a JSON header line, followed by exactly N raw bytes when the header
 //! has `"payload": N`. The payload is what JSON lines carry as base64: the samples of an encode
 //! request or decode reply (C order), the stream of a decode request or encode reply.
+//!
+//! When `start` also offers `"shared"` with a `"region"` (a memory region of the client's, `{"path", "size"}`) that
+//! this process can map, the harness answers `"framing": "shared"`: frames as in binary framing, except that a
+//! request header with `"at"` has its payload in the region at that offset (nothing follows it on stdin), and a
+//! request with `"reply_at"` and `"reply_room"` lets the reply's payload go there (`"at"` in the reply header) when
+//! it fits, instead of on stdout.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 use std::time::Instant;
@@ -42,6 +49,58 @@ const OUTPUT_BUFFER: usize = 64 << 10;
 pub enum Framing {
     Json,
     Binary,
+    /// Binary frames whose payloads may lie in the client's memory region.
+    Shared,
+}
+
+/// The client's memory region of shared framing, mapped for the rest of the process: it is never unmapped, so the
+/// slices of it handed out live as long as the process does.
+struct Region {
+    start: *mut u8,
+    len: u64,
+}
+
+impl Region {
+    fn map(path: &str, len: u64) -> io::Result<Region> {
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        if len == 0 || file.metadata()?.len() < len || usize::try_from(len).is_err() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("the region at {path} has not {len} bytes")));
+        }
+        // SAFETY: a fresh shared mapping of an open file, of no more than its length; the file may be closed after.
+        let start = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if start == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Region { start: start.cast(), len })
+    }
+
+    /// The `n` bytes at `at`, if they lie inside the region.
+    fn slice(&self, at: u64, n: u64) -> Option<&'static [u8]> {
+        if at.checked_add(n)? > self.len {
+            return None;
+        }
+        // SAFETY: inside the mapping, which is never unmapped; the client leaves a request's bytes alone until it is answered.
+        Some(unsafe { std::slice::from_raw_parts(self.start.add(at as usize), n as usize) })
+    }
+
+    /// Write `bytes` at `at` if they fit in the `room` there, and the room lies inside the region.
+    fn put(&self, at: u64, room: u64, bytes: &[u8]) -> bool {
+        if bytes.len() as u64 > room || at.checked_add(room).map_or(true, |end| end > self.len) {
+            return false;
+        }
+        // SAFETY: inside the mapping (checked above), which nothing else of this process writes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.start.add(at as usize), bytes.len()) };
+        true
+    }
 }
 
 /// What an `ok` reply carries besides its JSON members.
@@ -121,7 +180,8 @@ pub fn serve<L: Library, R: BufRead, W: Write>(library: L, input: R, output: W) 
 /// [`serve`] for a [`Codec`].
 pub fn serve_codec<C: Codec, R: BufRead, W: Write>(codec: C, mut input: R, mut output: W) -> io::Result<()> {
     keep_panic_text();
-    let mut session = Session { codec, started: false, stopped: false, framing: Framing::Json, handles: HashMap::new() };
+    let mut session =
+        Session { codec, started: false, stopped: false, framing: Framing::Json, handles: HashMap::new(), region: None };
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -135,8 +195,21 @@ pub fn serve_codec<C: Codec, R: BufRead, W: Write>(codec: C, mut input: R, mut o
         // The framing in force when the request was read decides whether bytes follow its header.
         let framing = session.framing;
         let payload = match (&request, framing) {
-            (Ok(Value::Object(header)), Framing::Binary) => read_payload(&mut input, header.get("payload"))?,
+            (Ok(Value::Object(header)), Framing::Shared) if header.contains_key("at") => session.in_region(header),
+            (Ok(Value::Object(header)), Framing::Binary | Framing::Shared) => {
+                read_payload(&mut input, header.get("payload"))?.map(|bytes| bytes.map(Cow::Owned))
+            }
             _ => Ok(None),
+        };
+        // Where the reply's payload may go instead of stdout (shared framing).
+        let room = match (&request, framing) {
+            (Ok(Value::Object(header)), Framing::Shared) => {
+                match (header.get("reply_at").and_then(Value::as_u64), header.get("reply_room").and_then(Value::as_u64)) {
+                    (Some(at), Some(room)) => Some((at, room)),
+                    _ => None,
+                }
+            }
+            _ => None,
         };
         let (seq, result) = match (request, payload) {
             (Ok(Value::Object(request)), Ok(payload)) => session.handle(&request, payload),
@@ -144,7 +217,8 @@ pub fn serve_codec<C: Codec, R: BufRead, W: Write>(codec: C, mut input: R, mut o
             (Ok(other), _) => (None, Err(Failure::bad_request(format!("the request is not a JSON object: {other}")))),
             (Err(err), _) => (None, Err(Failure::bad_request(format!("the request is not JSON: {err}")))),
         };
-        write_reply(&mut output, seq, result, framing)?;
+        let room = room.and_then(|(at, room)| session.region.as_ref().map(|region| (region, at, room)));
+        write_reply(&mut output, seq, result, framing, room)?;
         output.flush()?;
         if session.stopped {
             return Ok(());
@@ -224,10 +298,15 @@ struct Session<C: Codec> {
     stopped: bool,
     framing: Framing,
     handles: HashMap<String, C::Handle>,
+    region: Option<Region>,
 }
 
 impl<C: Codec> Session<C> {
-    fn handle(&mut self, request: &Map<String, Value>, payload: Option<Vec<u8>>) -> (Option<u64>, Result<Reply, Failure>) {
+    fn handle(
+        &mut self,
+        request: &Map<String, Value>,
+        payload: Option<Cow<'static, [u8]>>,
+    ) -> (Option<u64>, Result<Reply, Failure>) {
         let Some(seq) = request_seq(request) else {
             return (None, Err(Failure::bad_request(format!("the request has no integer seq: {}", show(request.get("seq"))))));
         };
@@ -246,7 +325,12 @@ impl<C: Codec> Session<C> {
         (Some(seq), result)
     }
 
-    fn dispatch(&mut self, op: &str, request: &Map<String, Value>, payload: Option<Vec<u8>>) -> Result<Reply, Failure> {
+    fn dispatch(
+        &mut self,
+        op: &str,
+        request: &Map<String, Value>,
+        payload: Option<Cow<'static, [u8]>>,
+    ) -> Result<Reply, Failure> {
         match op {
             "start" => return self.start(request),
             "stop" => {
@@ -289,8 +373,8 @@ impl<C: Codec> Session<C> {
     fn encode_input(
         &self,
         request: &Map<String, Value>,
-        payload: Option<Vec<u8>>,
-    ) -> Result<(String, Vec<u64>, String, Vec<u8>), Failure> {
+        payload: Option<Cow<'static, [u8]>>,
+    ) -> Result<(String, Vec<u64>, String, Cow<'static, [u8]>), Failure> {
         let handle = self.handle_of(request)?;
         let chunk = request.get("chunk").and_then(Value::as_object);
         let chunk = chunk.ok_or_else(|| Failure::bad_request("an encode request needs a chunk object"))?;
@@ -313,8 +397,8 @@ impl<C: Codec> Session<C> {
     fn decode_input(
         &self,
         request: &Map<String, Value>,
-        payload: Option<Vec<u8>>,
-    ) -> Result<(String, Vec<u64>, Vec<u8>), Failure> {
+        payload: Option<Cow<'static, [u8]>>,
+    ) -> Result<(String, Vec<u64>, Cow<'static, [u8]>), Failure> {
         let handle = self.handle_of(request)?;
         let shape = wire_shape(request.get("chunk_shape"), "chunk_shape")?;
         let stream = self.bytes(payload, request.get("data"), "data")?;
@@ -335,7 +419,7 @@ impl<C: Codec> Session<C> {
 
     /// What the encode or decode request named by `of` does, `repeat` times, each run timed:
     /// the codec's speed in this process, without the protocol's costs.
-    fn bench(&mut self, request: &Map<String, Value>, payload: Option<Vec<u8>>) -> Result<Reply, Failure> {
+    fn bench(&mut self, request: &Map<String, Value>, payload: Option<Cow<'static, [u8]>>) -> Result<Reply, Failure> {
         let repeat = match request.get("repeat").and_then(Value::as_u64) {
             Some(n @ 1..=MAX_REPEAT) => n,
             _ => {
@@ -374,6 +458,15 @@ impl<C: Codec> Session<C> {
         }
         let offered = request.get("framings").and_then(Value::as_array);
         let binary = offered.is_some_and(|framings| framings.iter().any(|f| f == "binary"));
+        if offered.is_some_and(|framings| framings.iter().any(|f| f == "shared")) && self.region.is_none() {
+            let region = request.get("region");
+            let (path, size) = (region.and_then(|r| r.get("path")).and_then(Value::as_str), region.and_then(|r| r.get("size")));
+            if let (Some(path), Some(size)) = (path, size.and_then(Value::as_u64)) {
+                // A region this process cannot map leaves binary framing, which needs none.
+                self.region = Region::map(path, size).map_err(|err| eprintln!("shared framing not chosen: {err}")).ok();
+            }
+        }
+        let shared = self.region.is_some() && offered.is_some_and(|framings| framings.iter().any(|f| f == "shared"));
         let versions: Map<String, Value> =
             self.codec.versions().into_iter().map(|(name, version)| (name.to_string(), Value::String(version))).collect();
         let mut members = vec![
@@ -385,13 +478,36 @@ impl<C: Codec> Session<C> {
             ("kind", json!(self.codec.kind())),
             ("language", json!("Rust")),
         ];
-        if binary {
+        if shared {
+            members.push(("framing", json!("shared")));
+        } else if binary {
             members.push(("framing", json!("binary")));
         }
         self.started = true;
         // The reply to start is still a JSON line; the switch applies from the next request.
-        self.framing = if binary { Framing::Binary } else { Framing::Json };
+        self.framing = if shared {
+            Framing::Shared
+        } else if binary {
+            Framing::Binary
+        } else {
+            Framing::Json
+        };
         Reply::ok(members, Payload::None)
+    }
+
+    /// A shared-framing request's payload where its header says it lies in the region.
+    fn in_region(&self, header: &Map<String, Value>) -> Result<Option<Cow<'static, [u8]>>, Failure> {
+        let (at, n) = (header.get("at").and_then(Value::as_u64), header.get("payload").and_then(Value::as_u64));
+        match (at, n, &self.region) {
+            (Some(at), Some(n), Some(region)) => region.slice(at, n).map(|bytes| Some(Cow::Borrowed(bytes))).ok_or_else(|| {
+                Failure::bad_request(format!("a payload of {n} bytes at {at} is outside the region of {} bytes", region.len))
+            }),
+            _ => Err(Failure::bad_request(format!(
+                "\"at\" and \"payload\" must be byte counts, got {} and {}",
+                show(header.get("at")),
+                show(header.get("payload"))
+            ))),
+        }
     }
 
     /// The request's handle, known to this session.
@@ -403,21 +519,32 @@ impl<C: Codec> Session<C> {
     }
 
     /// The request's bytes: its frame's payload, or the base64 member of a JSON line.
-    fn bytes(&self, payload: Option<Vec<u8>>, base64: Option<&Value>, what: &str) -> Result<Vec<u8>, Failure> {
+    fn bytes(
+        &self,
+        payload: Option<Cow<'static, [u8]>>,
+        base64: Option<&Value>,
+        what: &str,
+    ) -> Result<Cow<'static, [u8]>, Failure> {
         match self.framing {
-            Framing::Binary => {
+            Framing::Binary | Framing::Shared => {
                 payload.ok_or_else(|| Failure::bad_request(format!("the frame has no payload (the {what} bytes)")))
             }
             Framing::Json => {
                 let text =
                     base64.and_then(Value::as_str).ok_or_else(|| Failure::bad_request(format!("{what} must be base64 text")))?;
-                BASE64.decode(text).map_err(|err| Failure::bad_request(format!("{what} is not base64: {err}")))
+                BASE64.decode(text).map(Cow::Owned).map_err(|err| Failure::bad_request(format!("{what} is not base64: {err}")))
             }
         }
     }
 }
 
-fn write_reply<W: Write>(output: &mut W, seq: Option<u64>, result: Result<Reply, Failure>, framing: Framing) -> io::Result<()> {
+fn write_reply<W: Write>(
+    output: &mut W,
+    seq: Option<u64>,
+    result: Result<Reply, Failure>,
+    framing: Framing,
+    room: Option<(&Region, u64, u64)>,
+) -> io::Result<()> {
     let mut members = vec![("seq", json!(seq))];
     let mut bytes = None;
     match result {
@@ -427,11 +554,11 @@ fn write_reply<W: Write>(output: &mut W, seq: Option<u64>, result: Result<Reply,
             match (reply.payload, framing) {
                 (Payload::None, _) => {}
                 (Payload::Stream(stream), Framing::Json) => members.push(("data", json!(BASE64.encode(stream)))),
-                (Payload::Stream(stream), Framing::Binary) => bytes = Some(stream),
+                (Payload::Stream(stream), Framing::Binary | Framing::Shared) => bytes = Some(stream),
                 (Payload::Chunk { shape, samples }, Framing::Json) => {
                     members.push(("chunk", json!({"shape": shape, "dtype": "uint8", "data": BASE64.encode(samples)})))
                 }
-                (Payload::Chunk { shape, samples }, Framing::Binary) => {
+                (Payload::Chunk { shape, samples }, Framing::Binary | Framing::Shared) => {
                     members.push(("chunk", json!({"shape": shape, "dtype": "uint8"})));
                     bytes = Some(samples);
                 }
@@ -467,6 +594,13 @@ fn write_reply<W: Write>(output: &mut W, seq: Option<u64>, result: Result<Reply,
     }
     if let Some(bytes) = &bytes {
         members.push(("payload", json!(bytes.len())));
+    }
+    // In shared framing the payload goes into the room the request offered, if it fits; else on stdout.
+    if let (Some(data), Some((region, at, room))) = (&bytes, room) {
+        if region.put(at, room, data) {
+            members.push(("at", json!(at)));
+            bytes = None;
+        }
     }
     output.write_all(b"{")?;
     for (i, (key, value)) in members.iter().enumerate() {
@@ -524,7 +658,7 @@ mod tests {
 
     const GRAY: &str = r#"{"name":"jpeg","configuration":{"quality":90,"encoded_color_space":"grayscale"}}"#;
 
-    /// Replies to `input`: each a JSON header and the payload bytes that followed it.
+    /// Replies to `input`: each a JSON header and the payload bytes that followed it on the output.
     fn exchange(input: &[u8]) -> Vec<(Value, Vec<u8>)> {
         let mut output = Vec::new();
         serve(Echo, input, &mut output).unwrap();
@@ -533,7 +667,9 @@ mod tests {
         while !rest.is_empty() {
             let end = rest.iter().position(|&b| b == b'\n').expect("a header line");
             let header: Value = serde_json::from_slice(&rest[..end]).unwrap();
-            let n = header.get("payload").and_then(Value::as_u64).unwrap_or(0) as usize;
+            // A payload in the region (shared framing) does not follow its header.
+            let n =
+                if header.get("at").is_some() { 0 } else { header.get("payload").and_then(Value::as_u64).unwrap_or(0) as usize };
             replies.push((header, rest[end + 1..end + 1 + n].to_vec()));
             rest = &rest[end + 1 + n..];
         }
@@ -609,6 +745,47 @@ mod tests {
             "a payload length must be a number"
         );
         assert_eq!(replies[7].0, json!({"seq": 8, "status": "ok"}));
+    }
+
+    #[test]
+    fn shared_framing_reads_and_writes_payloads_in_the_region() {
+        let path = std::env::temp_dir().join(format!("zarr-jpeg-conformance-region-{}", std::process::id()));
+        let mut region = vec![0u8; 64];
+        region[8..12].copy_from_slice(&[1, 2, 3, 4]);
+        std::fs::write(&path, &region).unwrap();
+        let start = format!(
+            r#"{{"seq":1,"op":"start","protocol":1,"framings":["json","binary","shared"],"region":{{"path":{},"size":64}}}}"#,
+            json!(path.to_str().unwrap())
+        );
+        let mut input = lines(&[
+            start,
+            format!(r#"{{"seq":2,"op":"parse","codec":{GRAY}}}"#),
+            // in the region, the reply into its room
+            r#"{"seq":3,"op":"encode","handle":"1","chunk":{"shape":[2,2],"dtype":"uint8"},"payload":4,"at":8,"reply_at":16,"reply_room":8}"#.into(),
+            // the reply does not fit its room: on stdout
+            r#"{"seq":4,"op":"decode","handle":"1","chunk_shape":[1,5],"payload":2,"at":8,"reply_at":16,"reply_room":4}"#.into(),
+            // outside the region: an error, and the session goes on
+            r#"{"seq":5,"op":"encode","handle":"1","chunk":{"shape":[2,2],"dtype":"uint8"},"payload":4,"at":62}"#.into(),
+            r#"{"seq":6,"op":"encode","handle":"1","chunk":{"shape":[1,2],"dtype":"uint8"},"payload":2}"#.into(),
+        ]);
+        input.extend_from_slice(&[7, 9]); // without "at": on stdin, as in binary framing
+        let replies = exchange(&input);
+        let written = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(replies[0].0["framing"], "shared");
+        assert_eq!(replies[2], (json!({"seq": 3, "status": "ok", "payload": 4, "at": 16}), vec![]));
+        assert_eq!(&written[16..20], &[4, 3, 2, 1], "the stream is in the room the request offered");
+        assert_eq!(replies[3].0["payload"], 5);
+        assert_eq!(replies[3].1, vec![1, 2, 1, 2, 1], "a reply larger than its room goes on stdout");
+        assert_eq!((replies[4].0["seq"].as_u64(), replies[4].0["status"].as_str()), (Some(5), Some("error")));
+        assert_eq!(replies[5], (json!({"seq": 6, "status": "ok", "payload": 2}), vec![9, 7]));
+
+        // a region it cannot map: binary framing
+        let replies = exchange(&lines(&[
+            r#"{"seq":1,"op":"start","protocol":1,"framings":["json","binary","shared"],"region":{"path":"/nonexistent","size":64}}"#
+                .into(),
+        ]));
+        assert_eq!(replies[0].0["framing"], "binary");
     }
 
     #[test]

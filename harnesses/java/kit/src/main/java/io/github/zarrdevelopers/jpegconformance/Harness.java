@@ -11,6 +11,7 @@ import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.math.BigDecimal;
+import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -48,6 +49,8 @@ public final class Harness<H> {
     private final Map<String, H> handles = new HashMap<>();
     private boolean started;
     private boolean stopped;
+    /** The region a start reply chose shared framing with: mapped from the next request on. */
+    private MappedByteBuffer sharedNext;
 
     private Harness(Codec<H> codec, Wire wire) {
         this.codec = codec;
@@ -85,16 +88,26 @@ public final class Harness<H> {
             }
             Map<String, Object> reply;
             boolean binaryNext = wire.binary;
+            long at = -1;
+            long room = -1;
             try {
                 Map<String, Object> request = read(line);
+                if (wire.region != null && request.get("reply_at") instanceof Number && request.get("reply_room") instanceof Number) {
+                    at = ((Number) request.get("reply_at")).longValue();
+                    room = ((Number) request.get("reply_room")).longValue();
+                }
                 reply = handle(request);
-                binaryNext = wire.binary || "binary".equals(reply.get("framing"));
+                binaryNext = wire.binary || "binary".equals(reply.get("framing")) || "shared".equals(reply.get("framing"));
             } catch (BadRequest ex) {
                 // Not even a request: the reply cannot name its seq.
                 reply = error(null, ex, false);
             }
-            wire.write(reply);
+            wire.write(reply, at, room);
             wire.binary = binaryNext;
+            if (sharedNext != null) {
+                wire.region = sharedNext;
+                sharedNext = null;
+            }
         }
     }
 
@@ -116,7 +129,17 @@ public final class Harness<H> {
             if (n == null || n < 0) {
                 throw new BadRequest("payload must be a non-negative integer, got " + Json.show(request.get("payload")));
             }
-            byte[] payload = wire.readPayload(n);
+            byte[] payload;
+            if (wire.region != null && request.get("at") instanceof Number) {
+                long at = ((Number) request.remove("at")).longValue();
+                payload = wire.fromRegion(at, n);
+                if (payload == null) {
+                    throw new BadRequest("a payload of " + n + " bytes at " + at + " is outside the region of "
+                            + wire.region.capacity() + " bytes");
+                }
+            } else {
+                payload = wire.readPayload(n);
+            }
             Object chunk = request.get("chunk");
             // The chunk's samples (encode, or bench of encode), else the stream.
             Map<String, Object> holder = chunk instanceof Map ? (Map<String, Object>) chunk : request;
@@ -267,7 +290,15 @@ public final class Harness<H> {
         reply.put("kind", codec.kind());
         reply.put("language", "Java");
         Object framings = request.get("framings");
-        if (framings instanceof List && ((List<?>) framings).contains("binary")) {
+        if (framings instanceof List && ((List<?>) framings).contains("shared") && wire.region == null
+                && request.get("region") instanceof Map) {
+            Map<?, ?> region = (Map<?, ?>) request.get("region");
+            // Switched to after the reply, as binary framing is; a region it cannot map leaves binary framing.
+            sharedNext = Wire.map(region.get("path"), region.get("size"));
+        }
+        if (sharedNext != null) {
+            reply.put("framing", "shared");
+        } else if (framings instanceof List && ((List<?>) framings).contains("binary")) {
             reply.put("framing", "binary");
         }
         return reply;

@@ -4,7 +4,11 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Map;
@@ -17,6 +21,10 @@ import java.util.Map;
  * <p>Inside the harness a message is a map whose one binary field (a request's or reply's
  * {@code data}, at the top or in {@code chunk}) holds a {@code byte[]}: the framing decides
  * whether it travels as base64 or as the payload.
+ *
+ * <p>Shared framing is binary framing with the client's memory region mapped: a header with
+ * {@code "at": A} has its payload in the region at A (none follows it), and a reply's payload
+ * goes into the room its request set aside ({@code "reply_at"}, {@code "reply_room"}) when it fits.
  */
 final class Wire {
     private final InputStream in;
@@ -26,6 +34,8 @@ final class Wire {
     private int limit;
     /** Binary framing, from the request after the start reply on. */
     boolean binary;
+    /** The client's region (shared framing), once mapped; null: payloads travel on the streams. */
+    MappedByteBuffer region;
 
     Wire(InputStream in, OutputStream out) {
         this.in = in;
@@ -104,19 +114,58 @@ final class Wire {
         return payload;
     }
 
+    /** The region at {@code path}, {@code size} bytes, mapped read-write; null if it cannot be. */
+    static MappedByteBuffer map(Object path, Object size) {
+        if (!(path instanceof String) || !(size instanceof Number) || ((Number) size).longValue() <= 0
+                || ((Number) size).longValue() > Integer.MAX_VALUE) {
+            return null;
+        }
+        try (FileChannel channel = FileChannel.open(Path.of((String) path), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            return channel.size() < ((Number) size).longValue() ? null
+                    : channel.map(FileChannel.MapMode.READ_WRITE, 0, ((Number) size).longValue());
+        } catch (IOException | RuntimeException ex) {
+            System.err.println("shared framing not chosen: " + ex);
+            return null;
+        }
+    }
+
+    /** A payload of {@code n} bytes at {@code at} in the region, copied out; null if it lies outside. */
+    byte[] fromRegion(long at, int n) {
+        if (region == null || at < 0 || at + n > region.capacity()) {
+            return null;
+        }
+        byte[] payload = new byte[n];
+        region.get((int) at, payload);
+        return payload;
+    }
+
     /** Writes one reply in the current framing and flushes it. */
     void write(Map<String, Object> reply) throws IOException {
+        write(reply, -1, -1);
+    }
+
+    /**
+     * Writes one reply in the current framing and flushes it; in shared framing its payload goes
+     * into the {@code room} bytes at {@code at} of the region if it fits there (at, room: -1 for none).
+     */
+    void write(Map<String, Object> reply, long at, long room) throws IOException {
         Map<String, Object> holder = holderOf(reply);
         byte[] payload = holder == null ? null : (byte[]) holder.get("data");
+        boolean placed = false;
         if (payload != null && binary) {
             holder.remove("data");
             reply.put("payload", payload.length);
+            if (region != null && at >= 0 && payload.length <= room && at + room <= region.capacity()) {
+                region.put((int) at, payload);
+                reply.put("at", at);
+                placed = true;
+            }
         } else if (payload != null) {
             holder.put("data", Base64.getEncoder().encodeToString(payload));
         }
         out.write(Json.write(reply).getBytes(StandardCharsets.UTF_8));
         out.write('\n');
-        if (payload != null && binary) {
+        if (payload != null && binary && !placed) {
             out.write(payload);
         }
         out.flush();
