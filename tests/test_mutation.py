@@ -271,6 +271,17 @@ def test_the_first_run_of_a_mutant_is_the_cheapest_tests_of_the_files_that_test_
     assert {t.split("::")[0] for t in first} == {"tests/test_c.py", "tests/test_a.py"}
 
 
+def test_a_survivor_meets_the_cheap_tests_of_other_files_before_their_dear_ones() -> None:
+    """Another file's cheapest test of a function may be a whole suite run: the breadth run took it together with a
+    meta-test of a tenth of a second that kills the mutant, and the time box ended before either was decided."""
+    durations = {"tests/test_own.py::t": 0.1, "tests/test_edges.py::t": 0.1, "tests/test_attribution.py::t": 240.0,
+                 "tests/test_attribution.py::u": 300.0}
+    selector = mutate.Selector(ROOT, {"functions": {}, "durations": durations})
+    stages = selector.stages(sorted(durations, key=durations.__getitem__), "core/own.py")
+    assert stages == [["tests/test_own.py::t"], ["tests/test_edges.py::t"], ["tests/test_attribution.py::t"],
+                      ["tests/test_attribution.py::u"]]
+
+
 def test_a_pending_mutant_whose_next_stage_costs_least_runs_first() -> None:
     """First come, first served, two stages of minutes held both workers while mutants with a second of
     tests left waited, undecided when the time box ended."""

@@ -169,9 +169,9 @@ class Selector:
         return frozenset(f"{rel}::{q}" for q in function_names(self._source(rel)))
 
     def stages(self, tests: list[str], module: str = "") -> list[list[str]]:
-        """The tests in up to three runs: the cheapest of two test files (the module's own
+        """The tests in up to four runs: the cheapest of two test files (the module's own
         ``tests/test_<name>.py``, or its package's, if it runs the function, and the one with the most tests of it); for a
-        survivor, the cheapest test of every other file; then the rest.
+        survivor, the cheapest test of every other file, those of seconds first, then those of more; then the rest.
 
         Each run collects only the test files it names: a mutant killed by a unit test never
         pays for collecting the slow meta-tests, and one that a test of some other file kills
@@ -194,7 +194,11 @@ class Selector:
             breadth.setdefault(test.split("::", 1)[0], test)
         second = [t for t in tests if t not in chosen and breadth.get(t.split("::", 1)[0]) == t]
         chosen |= set(second)
-        return [part for part in (first, second, [t for t in tests if t not in chosen]) if part]
+        # The breadth run's cheap tests before its dear ones: a meta-test of seconds that kills the mutant is not
+        # run behind a whole suite run that another file's cheapest test of it is.
+        cheap = [t for t in second if self.durations.get(t, 1.0) <= FIRST_STAGE_SECONDS]
+        dear = [t for t in second if t not in cheap]
+        return [part for part in (first, cheap, dear, [t for t in tests if t not in chosen]) if part]
 
     def timeout(self, tests: list[str]) -> float:
         return TIMEOUT_BASE + TIMEOUT_FACTOR * sum(self.durations.get(t, 1.0) for t in tests)
@@ -397,6 +401,11 @@ class Cheapest:
     def empty(self) -> bool:
         return self._queue.empty()
 
+    def next_cost(self) -> float | None:
+        """What the stage of the mutant :meth:`get_nowait` would give costs; None when none waits."""
+        with self._queue.mutex:
+            return self._queue.queue[0][0] if self._queue.queue else None
+
 
 def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[str, str], jobs: int,
         budget: float | None, baseline: str, out: Any, results_file: Path | None = None,
@@ -405,9 +414,9 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
 
     "all" runs every selected test; "control" only those of the cheapest mutant, which
     proves at least that the copy and the workers run tests that pass (a broken set-up
-    would otherwise "kill" every mutant). Every mutant first meets its cheapest tests;
-    only when all of those are through do the survivors meet the rest (cheapest next stage first), so a run stopped
-    early (``budget``) has still tried every mutant. With ``results_file`` each result is
+    would otherwise "kill" every mutant). Every mutant first meets its cheapest tests, and a survivor then
+    the rest, stage by stage; whatever waits, the cheapest next stage runs first, first stages and later ones alike,
+    so that a run stopped early (``budget``) has decided as many mutants as its time allowed. With ``results_file`` each result is
     appended as it comes, and a result already there is reused while the module's source and the
     tests it stands on (:func:`stands_on`) are unchanged: a long run can be stopped and taken up again. ``recorded``: the keys of
     the sample as it was recorded; a mutant not among them is noted as new.
@@ -427,7 +436,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
             r.status = "no tests"
         take_up(r, earlier.get(m.key), functools.partial(_fingerprint, sources[m.path], texts=texts))
         results.append(r)
-    first: queue.Queue[Result] = queue.Queue()
+    first = Cheapest(selector)
     rest = Cheapest(selector)
     for r in results:
         if r.tests and r.status in ("not run", "pending"):
@@ -456,14 +465,15 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
             print(f"baseline: passed in {reply['seconds']:.0f} s", file=out, flush=True)
 
         def next_job() -> Result | None:
-            try:
-                return first.get_nowait()
-            except queue.Empty:
-                pass
-            try:
-                return rest.get_nowait()
-            except queue.Empty:
-                return None
+            # The cheaper of the two next stages: a survivor whose next tests take a second does not wait behind
+            # first stages of minutes (a time box used to end with dozens of those undecided).
+            cheaper_rest = (b := rest.next_cost()) is not None and ((a := first.next_cost()) is None or b < a)
+            for source in (rest, first) if cheaper_rest else (first, rest):
+                try:
+                    return source.get_nowait()
+                except queue.Empty:
+                    pass
+            return None
 
         def work(worker: Worker) -> None:
             try:
