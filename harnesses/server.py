@@ -35,7 +35,6 @@ from ..protocol.framing import (
     FrameReader,
     encode_message,
     encode_placed,
-    split_payload,
 )
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
 
@@ -203,9 +202,7 @@ class Server:
         if framing == SHARED and self.region is not None and isinstance(request, dict):
             at, room = request.get("reply_at"), request.get("reply_room")
             if _is_count(at) and _is_count(room) and at + room <= len(self.region):
-                header, payload = split_payload(reply)
-                if payload is not None and header["payload"] <= room:
-                    return encode_placed(reply, self.region, at)
+                return encode_placed(reply, self.region, at, room=room)
         return encode_message(reply, framing)
 
     def _build(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -130,15 +130,16 @@ def encode_message(message: Mapping[str, Any], framing: str = JSON_LINES) -> lis
 
 
 def encode_placed(message: Mapping[str, Any], region: memoryview, at: int | None, reply_at: int = 0,
-                  reply_room: int = 0) -> list[bytes | bytearray | memoryview]:
-    """A frame of shared framing: the payload written into ``region`` at ``at`` (None: after the header, as in binary
-    framing), and, with ``reply_room``, the room at ``reply_at`` offered for the reply's payload."""
+                  reply_room: int = 0, *, room: int | None = None) -> list[bytes | bytearray | memoryview]:
+    """A frame of shared framing: the payload written into ``region`` at ``at`` (None, or more than ``room`` bytes:
+    after the header, as in binary framing), and, with ``reply_room``, the room at ``reply_at`` offered for the reply's
+    payload."""
     header, payload = split_payload(message)
     if reply_room:
         header["reply_at"], header["reply_room"] = reply_at, reply_room
     if payload is None:
         return [_dumps(header)]
-    if at is None:
+    if at is None or (room is not None and header["payload"] > room):
         return [_dumps(header), payload]
     region[at : at + header["payload"]] = memoryview(payload).cast("B")
     header["at"] = at
