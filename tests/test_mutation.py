@@ -20,10 +20,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from zarr_jpeg_conformance.tools import mutate
+from zarr_jpeg_conformance.tools import mutate, mutation_map
 from zarr_jpeg_conformance.tools.mutants import OPERATORS, Mutant, all_mutants, mutants_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -236,23 +237,63 @@ def test_a_timeout_kills_only_where_the_tests_without_the_mutant_finish_in_half_
     assert "killed/total: 1/1 (100.0 %)" in out.getvalue() and "1 undecided: their tests time out without them too" in out.getvalue()
 
 
-def test_the_map_charges_a_shared_fixture_to_every_test_that_uses_it(tmp_path: Path) -> None:
-    """A module-scoped fixture runs inside the first of its tests; a mutant of what it runs must still meet the others."""
+def _map_of(tmp_path: Path, lib: str, tests: str) -> dict[str, Any]:
+    """The map of a project of one module and one test file, measured in a process of its own, as written to and
+    read from its file."""
     (tmp_path / "core").mkdir()
-    (tmp_path / "core" / "lib.py").write_text("def build():\n    return 3\n\n\ndef used():\n    return 4\n")
+    (tmp_path / "core" / "lib.py").write_text(lib)
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_lib.py").write_text(
-        "import pytest\nfrom core import lib\n\n\n@pytest.fixture(scope='module')\ndef made():\n    return lib.build()\n\n\n"
-        "def test_a(made):\n    assert made == 3\n\n\ndef test_b(made):\n    assert made\n\n\n"
-        "def test_c():\n    assert lib.used() == 4\n")
+    (tmp_path / "tests" / "test_lib.py").write_text(tests)
     code = ("import json, sys; from pathlib import Path; from zarr_jpeg_conformance.tools import mutation_map; "
-            "print(json.dumps(mutation_map.build(Path.cwd(), ['tests'])['functions']))")
+            "t = mutation_map.build(Path.cwd(), ['tests']); mutation_map.write(Path.cwd(), t); "
+            "print(json.dumps(mutation_map.load(Path.cwd())))")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(tmp_path)}, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    functions = json.loads(done.stdout.strip().splitlines()[-1])
+    table: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return table
+
+
+def test_the_map_charges_a_shared_fixture_to_every_test_that_uses_it(tmp_path: Path) -> None:
+    """A module-scoped fixture runs inside the first of its tests; a mutant of what it runs must still meet the others."""
+    functions = _map_of(tmp_path, "def build():\n    return 3\n\n\ndef used():\n    return 4\n",
+                        "import pytest\nfrom core import lib\n\n\n@pytest.fixture(scope='module')\ndef made():\n"
+                        "    return lib.build()\n\n\ndef test_a(made):\n    assert made == 3\n\n\ndef test_b(made):\n"
+                        "    assert made\n\n\ndef test_c():\n    assert lib.used() == 4\n")["functions"]
     assert functions["core/lib.py::build"] == ["tests/test_lib.py::test_a", "tests/test_lib.py::test_b"]
     assert functions["core/lib.py::used"] == ["tests/test_lib.py::test_c"]
+
+
+def test_a_shared_fixtures_time_is_charged_to_every_test_that_uses_it_once_per_run(tmp_path: Path) -> None:
+    """Charged to the test it was set up in, a module fixture of minutes (the attribution meta-tests' suite runs) made
+    its other tests look free: a "cheap" first stage of a mutant set it up again and outlasted its timeout, mutant or
+    not, and the mutant was left undecided as too slow for the machine."""
+    table = _map_of(tmp_path, "def build():\n    return 3\n",
+                    "import time\nimport pytest\nfrom core import lib\n\n\n@pytest.fixture(scope='module')\n"
+                    "def made():\n    time.sleep(0.8)\n    return lib.build()\n\n\n"
+                    "def test_a(made):\n    assert made == 3\n\n\ndef test_b(made):\n    assert made\n\n\n"
+                    "def test_c():\n    assert lib.build() == 3\n")
+    a, b, c = (f"tests/test_lib.py::test_{n}" for n in "abc")
+    assert max(table["durations"][t] for t in (a, b, c)) < 0.5, table["durations"]  # the sleep is nobody's own time
+    (name, fixture), = table["fixtures"].items()
+    assert name.endswith("::made") and fixture["seconds"] >= 0.75 and fixture["users"] == [a, b]
+    selector = mutate.Selector(tmp_path, table)
+    assert selector.alone(b) >= 0.75 and selector.alone(c) < 0.5
+    assert 0.75 <= selector.cost([a, b]) < 1.5  # set up once for both
+    assert selector.stages([c, a, b], "core/lib.py")[0][0] == c
+    # a test whose fixture a run sets up anyway joins that run rather than set it up again in a later one
+    dear = {"tests/test_x.py::quick": 0.1, "tests/test_y.py::dear": 30.0, "tests/test_y.py::more": 0.0, "tests/test_y.py::own": 40.0}
+    shared = {"fixture:tests/test_y.py::suite": {"seconds": 500.0, "users": ["tests/test_y.py::dear", "tests/test_y.py::more",
+                                                                             "tests/test_y.py::own"]}}
+    selector = mutate.Selector(tmp_path, {"functions": {}, "durations": dear, "fixtures": shared})
+    assert selector.stages(sorted(dear, key=selector.alone), "core/x.py") == [
+        ["tests/test_x.py::quick"], ["tests/test_y.py::more", "tests/test_y.py::dear", "tests/test_y.py::own"]]
+    assert selector.timeout(selector.stages(sorted(dear, key=selector.alone), "core/x.py")[1]) == mutate.TIMEOUT_BASE + mutate.TIMEOUT_FACTOR * 570
+    # a partial measurement of another file keeps the fixture; one of this file replaces it
+    other = {"durations": {"tests/test_z.py::t": 0.1}, "fixtures": {}, "functions": {"core/lib.py::build": ["tests/test_z.py::t"]},
+             "not_passing": []}
+    assert mutation_map.merge(table, other, ["tests/test_z.py"])["fixtures"][name]["users"] == [a, b]
+    assert mutation_map.merge(table, {**other, "durations": {a: 0.1}}, ["tests/test_lib.py"])["fixtures"] == {}
 
 
 def test_the_first_run_of_a_mutant_is_the_cheapest_tests_of_the_files_that_test_it_most() -> None:

@@ -119,7 +119,21 @@ class Selector:
         self.root = root
         self.functions: dict[str, list[str]] = table.get("functions", {})
         self.durations: dict[str, float] = table.get("durations", {})
+        #: test -> the wider fixtures it sets up when run without the tests it was measured beside: {name: seconds}
+        self.fixtures: dict[str, dict[str, float]] = defaultdict(dict)
+        for name, f in table.get("fixtures", {}).items():
+            for test in f["users"]:
+                self.fixtures[test][name] = f["seconds"]
         self._sources: dict[str, bytes] = {}
+
+    def alone(self, test: str) -> float:
+        """What running ``test`` by itself costs: its own time and the setup of every wider fixture it uses."""
+        return self.durations.get(test, 1.0) + sum(self.fixtures.get(test, {}).values())
+
+    def cost(self, tests: list[str]) -> float:
+        """What running ``tests`` together costs: a fixture they share is set up once."""
+        shared = {name: s for t in tests for name, s in self.fixtures.get(t, {}).items()}
+        return sum(self.durations.get(t, 1.0) for t in tests) + sum(shared.values())
 
     def _source(self, rel: str) -> bytes:
         if rel not in self._sources:
@@ -153,7 +167,7 @@ class Selector:
                 found = {t for k in self._module_keys(m.path) for t in self.functions[k]}
         elif key not in self.functions:
             notes.append("no test runs this function (tests/mutation-map.json); new? run `mutate map`")
-        return sorted(found, key=lambda t: (self.durations.get(t, 1.0), t)), notes
+        return sorted(found, key=lambda t: (self.alone(t), t)), notes
 
     @functools.cache  # noqa: B019 - one selector per run
     def _users(self, names: frozenset[str]) -> frozenset[str]:
@@ -183,11 +197,13 @@ class Selector:
         own = {f"tests/test_{Path(module).stem}.py", f"tests/test_{Path(module).parent.name}.py"} if module else set()
         files = {f for f, _ in sorted(per_file.items(), key=lambda fc: (fc[0] not in own, -fc[1]))[:FIRST_STAGE_FILES]}
         first: list[str] = []
-        spent = 0.0
+        spent, set_up = 0.0, set()
         for test in tests:
-            if test.split("::", 1)[0] in files and (not first or spent + self.durations.get(test, 1.0) <= FIRST_STAGE_SECONDS):
+            more = self.durations.get(test, 1.0) + sum(s for f, s in self.fixtures.get(test, {}).items() if f not in set_up)
+            if test.split("::", 1)[0] in files and (not first or spent + more <= FIRST_STAGE_SECONDS):
                 first.append(test)
-                spent += self.durations.get(test, 1.0)
+                spent += more
+                set_up |= set(self.fixtures.get(test, {}))
         chosen = set(first)
         breadth: dict[str, str] = {}
         for test in tests:  # cheapest first: the first test met of a file is its cheapest
@@ -196,12 +212,22 @@ class Selector:
         chosen |= set(second)
         # The breadth run's cheap tests before its dear ones: a meta-test of seconds that kills the mutant is not
         # run behind a whole suite run that another file's cheapest test of it is.
-        cheap = [t for t in second if self.durations.get(t, 1.0) <= FIRST_STAGE_SECONDS]
+        cheap = [t for t in second if self.alone(t) <= FIRST_STAGE_SECONDS]
         dear = [t for t in second if t not in cheap]
-        return [part for part in (first, cheap, dear, [t for t in tests if t not in chosen]) if part]
+        parts = [first, cheap, dear, [t for t in tests if t not in chosen]]
+        # A later test whose wider fixtures a run already sets up costs that run only its own time: it joins the run
+        # when that is less than a later run would spend setting them up again (the attribution meta-tests' suite runs).
+        for i, part in enumerate(parts[:-1]):
+            set_up = {f for t in part for f in self.fixtures.get(t, {})}
+            for later in parts[i + 1:]:
+                joining = [t for t in later if self.fixtures.get(t) and set(self.fixtures[t]) <= set_up
+                           and self.durations.get(t, 1.0) <= sum(self.fixtures[t].values())]
+                part += joining
+                later[:] = [t for t in later if t not in joining]
+        return [part for part in parts if part]
 
     def timeout(self, tests: list[str]) -> float:
-        return TIMEOUT_BASE + TIMEOUT_FACTOR * sum(self.durations.get(t, 1.0) for t in tests)
+        return TIMEOUT_BASE + TIMEOUT_FACTOR * self.cost(tests)
 
 
 def _copy(root: Path, dest: Path) -> Path:
@@ -453,7 +479,7 @@ def run(root: Path, chosen: list[Mutant], selector: Selector, equivalents: dict[
         with_tests = [r for r in results if r.tests]
         if baseline != "none" and with_tests:
             if baseline == "all":
-                union = sorted({t for r in with_tests for t in r.tests}, key=lambda t: (selector.durations.get(t, 1.0), t))
+                union = sorted({t for r in with_tests for t in r.tests}, key=lambda t: (selector.alone(t), t))
             else:
                 union = min((r.tests for r in with_tests), key=selector.timeout)
             print(f"baseline: {len(union)} tests without any mutant ...", file=out, flush=True)

@@ -44,7 +44,10 @@ class _Contexts:
 
     A fixture wider than one test (module or session scope) is set up once, inside whichever
     of its tests runs first, yet a mutant run picks its tests alone, and each sets the fixture
-    up again: the setup gets a context of its own, charged to every test that uses it.
+    up again: the setup gets a context of its own, charged to every test that uses it, and so does
+    its time (:attr:`fixture_seconds`, taken out of the test it happened to be set up in). Charged to
+    that one test, a module fixture of minutes made its other tests look free: a mutant's "cheap"
+    first stage set the fixture up again and outlasted its timeout, mutant or not.
     """
 
     def __init__(self, cov: Any) -> None:
@@ -57,6 +60,12 @@ class _Contexts:
         self.users: dict[str, set[str]] = defaultdict(set)
         #: the test running, then the wider fixtures being set up inside it (one may need another)
         self._stack: list[str] = []
+        #: fixture context -> seconds its own setup took (a wider fixture it needs is timed apart)
+        self.fixture_seconds: dict[str, float] = defaultdict(float)
+        #: test -> seconds of wider fixtures' setups that ran inside it
+        self.inside: dict[str, float] = defaultdict(float)
+        #: per level of the stack, the seconds spent setting up the wider fixtures below it
+        self._nested: list[float] = []
 
     def pytest_collection_finish(self, session: Any) -> None:
         self.items = [item.nodeid for item in session.items]
@@ -78,11 +87,14 @@ class _Contexts:
 
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Iterator[None]:
         self._stack = [item.nodeid]
+        self._nested = [0.0]
         self._switch(item.nodeid)
         try:
             yield
         finally:
+            self.inside[item.nodeid] += self._nested[0]
             self._stack = []
+            self._nested = []
             self._switch("")
 
     pytest_runtest_protocol.hookwrapper = True  # type: ignore[attr-defined]
@@ -91,12 +103,16 @@ class _Contexts:
         shared = fixturedef.scope != "function" and bool(self._stack)
         if shared:
             self._stack.append(_fixture_context(fixturedef))
+            self._nested.append(0.0)
             self._switch(self._stack[-1])
+        started = time.perf_counter()
         try:
             yield
         finally:
             if shared:
-                self._stack.pop()
+                spent = time.perf_counter() - started
+                self.fixture_seconds[self._stack.pop()] += spent - self._nested.pop()
+                self._nested[-1] += spent
                 self._switch(self._stack[-1])
 
     pytest_fixture_setup.hookwrapper = True  # type: ignore[attr-defined]
@@ -177,8 +193,14 @@ def build(root: Path, pytest_args: list[str] | None = None) -> dict[str, Any]:
     durations: dict[str, float] = {}
     for test in sorted(used):
         cases = items_by_function.get(test) if test not in plugin.durations else None
-        seconds = sum(plugin.durations[c] for c in cases) if cases else plugin.durations[test]
-        durations[test] = round(seconds, 2)
+        # Its own time: a wider fixture set up inside it is charged to all of the fixture's users (below).
+        seconds = sum(plugin.durations[c] - plugin.inside[c] for c in cases or [test])
+        durations[test] = round(max(seconds, 0.0), 2)
+    fixtures = {}
+    for context, seconds in sorted(plugin.fixture_seconds.items()):
+        users = {t for t in used if t in plugin.users[context] or any(c in plugin.users[context] for c in items_by_function.get(t, []))}
+        if users and seconds >= 0.01:
+            fixtures[context] = {"seconds": round(seconds, 2), "users": sorted(users)}
     return {
         "about": "Meta-tests that execute each function of the package, measured by coverage "
                  "(python -m zarr_jpeg_conformance.tools.mutate map). Read by the mutation run to "
@@ -188,6 +210,7 @@ def build(root: Path, pytest_args: list[str] | None = None) -> dict[str, Any]:
         "not_passing": sorted(plugin.failed & set(plugin.items)),
         "skipped": sorted(plugin.skipped & set(plugin.items)),
         "durations": durations,
+        "fixtures": fixtures,
         "functions": mapped,
     }
 
@@ -208,7 +231,18 @@ def keep_skipped(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     for key, tests in old["functions"].items():
         functions[key] |= kept & set(tests)
     return {**new, "durations": new["durations"] | {t: old["durations"].get(t, 1.0) for t in kept},
+            "fixtures": _merge_fixtures(old.get("fixtures", {}), new.get("fixtures", {}), lambda t: t in kept),
             "functions": {k: sorted(v) for k, v in sorted(functions.items())}}
+
+
+def _merge_fixtures(old: dict[str, Any], new: dict[str, Any], keep: Callable[[str], bool]) -> dict[str, Any]:
+    """``new``'s fixtures, and ``old``'s as far as the tests ``keep`` keeps use them (a new measurement's time wins)."""
+    out = {name: {"seconds": f["seconds"], "users": set(f["users"])} for name, f in new.items()}
+    for name, f in old.items():
+        users = {t for t in f["users"] if keep(t)}
+        if users:
+            out.setdefault(name, {"seconds": f["seconds"], "users": set()})["users"] |= users
+    return {name: {"seconds": f["seconds"], "users": sorted(f["users"])} for name, f in sorted(out.items())}
 
 
 def _ranges(numbers: list[int]) -> str:
@@ -236,10 +270,14 @@ def write(root: Path, table: dict[str, Any]) -> Path:
     path = root / MAP_FILE
     tests = sorted({t for ids in table["functions"].values() for t in ids})
     index = {t: i for i, t in enumerate(tests)}
-    head = {k: v for k, v in table.items() if k not in ("functions", "durations", "skipped")}
+    head = {k: v for k, v in table.items() if k not in ("functions", "durations", "skipped", "fixtures")}
     text = json.dumps(head, indent=2)[:-2] + ',\n  "tests": [\n'
     text += ",\n".join(f"    [{json.dumps(t)}, {table['durations'].get(t, 1.0)}]" for t in tests)
-    text += '\n  ],\n  "functions": {\n'
+    # Wider fixtures: the seconds of one setup, and the tests (positions, as below) that each set it up when run alone.
+    text += '\n  ],\n  "fixtures": {\n'
+    text += ",\n".join(f"    {json.dumps(k)}: [{f['seconds']}, {json.dumps(_ranges([index[t] for t in f['users'] if t in index]))}]"
+                       for k, f in sorted(table.get("fixtures", {}).items()) if any(t in index for t in f["users"]))
+    text += '\n  },\n  "functions": {\n'
     text += ",\n".join(f"    {json.dumps(k)}: {json.dumps(_ranges([index[t] for t in v]))}"
                        for k, v in sorted(table["functions"].items()))
     text += "\n  }\n}\n"
@@ -257,6 +295,8 @@ def load(root: Path) -> dict[str, Any]:
     tests = [t for t, _ in raw.pop("tests")]
     durations = {t: s for t, s in json.loads(path.read_text(encoding="utf-8"))["tests"]}
     raw["functions"] = {k: [tests[i] for i in _numbers(v)] for k, v in raw["functions"].items()}
+    raw["fixtures"] = {k: {"seconds": seconds, "users": [tests[i] for i in _numbers(v)]}
+                       for k, (seconds, v) in raw.get("fixtures", {}).items()}
     raw["durations"] = durations
     return raw
 
@@ -272,5 +312,6 @@ def merge(old: dict[str, Any], new: dict[str, Any], measured: list[str]) -> dict
             functions[key] |= {t for t in tests if keep(t)}
     durations = {t: s for t, s in old["durations"].items() if not t.startswith(files) or was_skipped(t)} | new["durations"]
     not_passing = sorted({t for t in old.get("not_passing", []) if not t.startswith(files)} | set(new["not_passing"]))
-    return {**old, "not_passing": not_passing, "durations": durations,
+    fixtures = _merge_fixtures(old.get("fixtures", {}), new.get("fixtures", {}), lambda t: not t.startswith(files) or was_skipped(t))
+    return {**old, "not_passing": not_passing, "durations": durations, "fixtures": fixtures,
             "functions": {k: sorted(v) for k, v in functions.items() if v}}
