@@ -144,6 +144,28 @@ def test_a_class_attribute_runs_the_tests_of_the_methods_that_read_it(tmp_path: 
     assert found["8"] == ["tests/test_y.py::test_build"]
 
 
+def test_a_constant_a_module_table_is_built_from_runs_the_tests_that_read_the_table(tmp_path: Path) -> None:
+    """A test that reads a module's table (``ARRAYS["ycbcr-420"]``) runs none of the module's functions, so coverage
+    ties it to nothing: a mutant of a constant the table is built from (``_420``) never met it and survived, though
+    the test kills it (issue 28's last survivor of the 400-mutant sample)."""
+    source = "_420 = [[2, 2], [1, 1]]\nARRAYS = {'ycbcr-420': _420}\nOTHER = 3\n\n\ndef spec(name):\n    return ARRAYS[name]\n"
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "x.py").write_text(source)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_reads.py").write_text(
+        "from zarr_jpeg_conformance.core.x import ARRAYS\n\n\ndef test_table():\n    assert ARRAYS['ycbcr-420'][0] == [2, 2]\n\n\n"
+        "def test_other():\n    assert True\n")
+    (tmp_path / "tests" / "test_elsewhere.py").write_text("def test_table():\n    ARRAYS = {}\n    assert not ARRAYS\n")
+    read = ["tests/test_reads.py::test_table[a]", "tests/test_reads.py::test_table[b]"]
+    table = {"functions": {"core/x.py::spec": ["tests/test_spec.py::test_spec"]},
+             "durations": dict.fromkeys([*read, "tests/test_reads.py::test_other", "tests/test_elsewhere.py::test_table"], 0.1)}
+    found = {m.before: mutate.Selector(tmp_path, table).tests(m)[0] for m in mutants_of(source.encode(), "core/x.py", [])
+             if m.operator == "number"}
+    # the users of the table and its readers in a file that imports the module; not a test of another file's own ARRAYS
+    assert set(found["2"]) == {"tests/test_spec.py::test_spec", *read}
+    assert found["3"] == ["tests/test_spec.py::test_spec"]  # OTHER, read by nobody: the module's tests, as before
+
+
 def test_a_result_is_reused_only_while_its_module_tests_and_helpers_are_unchanged(tmp_path: Path) -> None:
     """``--results`` used to reuse a survivor after the body of the test that should kill it changed."""
     (tmp_path / "tests").mkdir()

@@ -459,3 +459,20 @@ def referencing(source: bytes, names: set[str]) -> set[str]:
 
     walk(_tree(source).body, [])
     return found
+
+
+def module_closure(source: bytes, names: set[str]) -> set[str]:
+    """``names`` and the module-level names bound from them (``ARRAYS = {"x": spec(_420)}`` for ``_420``): a test
+    that reads the table reads the mutated constant, though no function of the module runs."""
+    found = set(names)
+    assignments = [node for node in _tree(source).body if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None]
+    grew = True
+    while grew:
+        grew = False
+        for node in assignments:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if bound - found and node.value is not None and {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & found:
+                found |= bound
+                grew = True
+    return found

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from . import mutation_map
-from .mutants import Mutant, all_mutants, function_names, names_bound, referencing
+from .mutants import Mutant, all_mutants, function_names, module_closure, names_bound, referencing
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS_FILE = "tests/mutation-equivalents.json"
@@ -156,9 +156,10 @@ class Selector:
             enclosing = next((f for f in outer if f in self._function_keys(m.path)), None)
             if enclosing:
                 found |= set(self.functions.get(enclosing, []))
-            names = frozenset(names_bound(self._source(m.path), m))
+            names = frozenset(module_closure(self._source(m.path), names_bound(self._source(m.path), m)))
             for function in self._users(names):
                 found |= set(self.functions.get(function, []))
+            found |= self._readers(m.path, names)
             # and the module's own test file, which may read the constant itself
             own = f"tests/test_{Path(m.path).stem}.py::"
             found |= {t for k in self._module_keys(m.path) for t in self.functions[k] if t.startswith(own)}
@@ -176,6 +177,23 @@ class Selector:
             return frozenset()
         return frozenset(f"{rel}::{q}" for rel in sorted({k.split("::", 1)[0] for k in self.functions})
                          if (self.root / rel).is_file() for q in referencing(self._source(rel), set(names)))
+
+    @functools.cache  # noqa: B019 - one selector per run
+    def _readers(self, rel: str, names: frozenset[str]) -> frozenset[str]:
+        """The measured tests, in test files that import the module, whose own bodies use one of ``names``: a test
+        that reads a module's table runs none of its functions, so coverage does not tie it to the table."""
+        module = rel.removesuffix(".py").replace("/", ".")
+        found: set[str] = set()
+        for path in sorted((self.root / "tests").glob("test_*.py")) if names else []:
+            source = path.read_bytes()
+            if module.encode() not in source:
+                continue
+            file = path.relative_to(self.root).as_posix()
+            for qualname in referencing(source, set(names)):
+                if qualname.rsplit(".", 1)[-1].startswith("test"):
+                    node = f"{file}::{qualname.replace('.', '::')}"
+                    found |= {t for t in self.durations if t == node or t.startswith(node + "[")}
+        return frozenset(found)
 
     @functools.cache  # noqa: B019 - one selector per run
     def _function_keys(self, rel: str) -> frozenset[str]:
