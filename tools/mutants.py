@@ -442,9 +442,9 @@ def names_bound(source: bytes, mutant: Mutant) -> set[str]:
     return holding(_tree(source).body)
 
 
-def referencing(source: bytes, names: set[str]) -> set[str]:
-    """Qualnames of the functions of a module whose bodies use any of ``names``."""
-    found: set[str] = set()
+def names_used(source: bytes) -> dict[str, frozenset[str]]:
+    """Qualname of each function of a module -> the names (and attribute names) its body uses."""
+    found: dict[str, frozenset[str]] = {}
 
     def walk(body: list[ast.stmt], scope: list[str]) -> None:
         for node in body:
@@ -453,8 +453,7 @@ def referencing(source: bytes, names: set[str]) -> set[str]:
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
                 used |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-                if used & names:
-                    found.add(".".join([*scope, node.name]))
+                found[".".join([*scope, node.name])] = frozenset(used)
                 walk(node.body, [*scope, node.name])
 
     walk(_tree(source).body, [])
@@ -464,15 +463,18 @@ def referencing(source: bytes, names: set[str]) -> set[str]:
 def module_closure(source: bytes, names: set[str]) -> set[str]:
     """``names`` and the module-level names bound from them (``ARRAYS = {"x": spec(_420)}`` for ``_420``): a test
     that reads the table reads the mutated constant, though no function of the module runs."""
+    bindings: list[tuple[set[str], set[str]]] = []  # (names bound, names read) of each module-level assignment
+    for node in _tree(source).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bindings.append(({n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)},
+                             {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}))
     found = set(names)
-    assignments = [node for node in _tree(source).body if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None]
     grew = True
     while grew:
         grew = False
-        for node in assignments:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            if bound - found and node.value is not None and {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & found:
+        for bound, read in bindings:
+            if bound - found and read & found:
                 found |= bound
                 grew = True
     return found

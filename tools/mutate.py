@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from . import mutation_map
-from .mutants import Mutant, all_mutants, function_names, module_closure, names_bound, referencing
+from .mutants import Mutant, all_mutants, function_names, module_closure, names_bound, names_used
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS_FILE = "tests/mutation-equivalents.json"
@@ -176,7 +176,12 @@ class Selector:
         if not names:
             return frozenset()
         return frozenset(f"{rel}::{q}" for rel in sorted({k.split("::", 1)[0] for k in self.functions})
-                         if (self.root / rel).is_file() for q in referencing(self._source(rel), set(names)))
+                         if (self.root / rel).is_file() for q, used in self._uses(rel).items() if used & names)
+
+    @functools.cache  # noqa: B019 - one selector per run
+    def _uses(self, rel: str) -> dict[str, frozenset[str]]:
+        """What each function of a file uses, parsed once per run (every module-level mutant asks)."""
+        return names_used(self._source(rel))
 
     @functools.cache  # noqa: B019 - one selector per run
     def _readers(self, rel: str, names: frozenset[str]) -> frozenset[str]:
@@ -185,12 +190,11 @@ class Selector:
         module = rel.removesuffix(".py").replace("/", ".")
         found: set[str] = set()
         for path in sorted((self.root / "tests").glob("test_*.py")) if names else []:
-            source = path.read_bytes()
-            if module.encode() not in source:
-                continue
             file = path.relative_to(self.root).as_posix()
-            for qualname in referencing(source, set(names)):
-                if qualname.rsplit(".", 1)[-1].startswith("test"):
+            if module.encode() not in self._source(file):
+                continue
+            for qualname, used in self._uses(file).items():
+                if used & names and qualname.rsplit(".", 1)[-1].startswith("test"):
                     node = f"{file}::{qualname.replace('.', '::')}"
                     found |= {t for t in self.durations if t == node or t.startswith(node + "[")}
         return frozenset(found)
