@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.adapters import AdapterLoadError, available_builtins
-from zarr_jpeg_conformance.adapters.remote import ExecAdapter, HarnessFailure
+from zarr_jpeg_conformance.adapters.remote import ExecAdapter, HarnessFailure, HarnessRejection
 from zarr_jpeg_conformance.harnesses import Unavailable
 from zarr_jpeg_conformance.harnesses import command as harness_command
 from zarr_jpeg_conformance.protocol import shared
@@ -165,6 +165,9 @@ def test_a_kit_that_speaks_shared_framing_answers_as_in_binary_framing(name: str
         for stream, chunk in zip(streams, chunks, strict=True):
             assert isinstance(stream, bytes)
             assert np.array_equal(sharing.decode(ps, stream, chunk.shape), binary.decode(pb, stream, chunk.shape))
+        # A frame that does not fit the chunk is refused before any pixel is decoded, in the room or not.
+        wrong = [sharing.decode_many(ps, streams[:1], (256, 256, 3))[0], binary.decode_many(pb, streams[:1], (256, 256, 3))[0]]
+        assert all(isinstance(w, HarnessRejection) for w in wrong) and str(wrong[0]) == str(wrong[1]), wrong
         assert sharing._region is not None and sharing._region.in_use == 0
 
 

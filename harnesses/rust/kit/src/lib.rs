@@ -103,6 +103,21 @@ pub trait Codec {
     /// Decode one stream to `shape` uint8 samples, C order.
     fn decode(&mut self, handle: &Self::Handle, stream: &[u8], shape: &[u64]) -> Result<Vec<u8>, Refusal>;
 
+    /// Optional: [`Codec::decode`] straight into `out`, which holds exactly the chunk's samples. In shared framing
+    /// the kit then hands out the room the client offered for the reply, so the samples are written once, where the
+    /// client reads them, instead of into a vector that is then copied there. `None` (the default): not offered,
+    /// and `decode` is called.
+    fn decode_into(
+        &mut self,
+        handle: &Self::Handle,
+        stream: &[u8],
+        shape: &[u64],
+        out: &mut [u8],
+    ) -> Option<Result<(), Refusal>> {
+        let _ = (handle, stream, shape, out);
+        None
+    }
+
     /// The `roles` of the `start` reply; add `"build"` with [`Codec::build`].
     fn roles(&self) -> &'static [&'static str] {
         &["encode", "decode"]
@@ -144,4 +159,11 @@ pub trait Library {
     /// Decode one stream to the samples of `chunk` (H x W x C, C order). Read the frame header
     /// with the library and check it with [`Geometry::check_frame`] before decoding pixels.
     fn decode(&mut self, config: &Config, stream: &[u8], chunk: Geometry) -> Result<Vec<u8>, Refusal>;
+
+    /// Optional: [`Library::decode`] into `out` (exactly `chunk.samples()` bytes), the room of the reply in shared
+    /// framing (see [`Codec::decode_into`]); `None` (the default) says it is not offered.
+    fn decode_into(&mut self, config: &Config, stream: &[u8], chunk: Geometry, out: &mut [u8]) -> Option<Result<(), Refusal>> {
+        let _ = (config, stream, chunk, out);
+        None
+    }
 }

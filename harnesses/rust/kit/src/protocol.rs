@@ -92,6 +92,18 @@ impl Region {
         Some(unsafe { std::slice::from_raw_parts(self.start.add(at as usize), n as usize) })
     }
 
+    /// The `n` bytes at `at` to write into, if they lie inside the region and not over `request` (the span of the
+    /// request's payload in the region, which is read while they are written).
+    fn room_mut(&self, at: u64, n: u64, request: Option<(u64, u64)>) -> Option<&'static mut [u8]> {
+        let end = at.checked_add(n)?;
+        if end > self.len || request.is_some_and(|(start, len)| start < end && at < start.saturating_add(len)) {
+            return None;
+        }
+        // SAFETY: inside the mapping, which is never unmapped, and apart from every other slice this request hands out;
+        // the client leaves the room it offered alone until the reply.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.start.add(at as usize), n as usize) })
+    }
+
     /// Write `bytes` at `at` if they fit in the `room` there, and the room lies inside the region.
     fn put(&self, at: u64, room: u64, bytes: &[u8]) -> bool {
         if bytes.len() as u64 > room || at.checked_add(room).map_or(true, |end| end > self.len) {
@@ -112,6 +124,12 @@ enum Payload {
     Chunk {
         shape: Vec<u64>,
         samples: Vec<u8>,
+    },
+    /// Decoded samples written straight into the room the request offered (shared framing): `n` bytes at `at`.
+    Placed {
+        shape: Vec<u64>,
+        at: u64,
+        n: u64,
     },
 }
 
@@ -212,7 +230,7 @@ pub fn serve_codec<C: Codec, R: BufRead, W: Write>(codec: C, mut input: R, mut o
             _ => None,
         };
         let (seq, result) = match (request, payload) {
-            (Ok(Value::Object(request)), Ok(payload)) => session.handle(&request, payload),
+            (Ok(Value::Object(request)), Ok(payload)) => session.handle(&request, payload, room),
             (Ok(Value::Object(request)), Err(failure)) => (request_seq(&request), Err(failure)),
             (Ok(other), _) => (None, Err(Failure::bad_request(format!("the request is not a JSON object: {other}")))),
             (Err(err), _) => (None, Err(Failure::bad_request(format!("the request is not JSON: {err}")))),
@@ -290,6 +308,15 @@ impl<L: Library> Codec for SpecParse<L> {
         chunk.check_decoded(config, shape)?;
         self.0.decode(config, stream, chunk)
     }
+
+    fn decode_into(&mut self, config: &Config, stream: &[u8], shape: &[u64], out: &mut [u8]) -> Option<Result<(), Refusal>> {
+        let chunk = match Geometry::of_chunk(shape).and_then(|chunk| chunk.check_decoded(config, shape).map(|()| chunk)) {
+            Ok(chunk) if chunk.samples() == out.len() => chunk,
+            Ok(_) => return None, // a shape the table maps to another sample count: `decode` says what is wrong
+            Err(refusal) => return Some(Err(refusal)),
+        };
+        self.0.decode_into(config, stream, chunk, out)
+    }
 }
 
 struct Session<C: Codec> {
@@ -306,13 +333,14 @@ impl<C: Codec> Session<C> {
         &mut self,
         request: &Map<String, Value>,
         payload: Option<Cow<'static, [u8]>>,
+        room: Option<(u64, u64)>,
     ) -> (Option<u64>, Result<Reply, Failure>) {
         let Some(seq) = request_seq(request) else {
             return (None, Err(Failure::bad_request(format!("the request has no integer seq: {}", show(request.get("seq"))))));
         };
         let op = request.get("op").and_then(Value::as_str).unwrap_or("");
         LAST_PANIC.with(|last| last.borrow_mut().take());
-        let result = panic::catch_unwind(AssertUnwindSafe(|| self.dispatch(op, request, payload)));
+        let result = panic::catch_unwind(AssertUnwindSafe(|| self.dispatch(op, request, payload, room)));
         let result = result.unwrap_or_else(|panic| {
             let what = panic
                 .downcast_ref::<&str>()
@@ -330,6 +358,7 @@ impl<C: Codec> Session<C> {
         op: &str,
         request: &Map<String, Value>,
         payload: Option<Cow<'static, [u8]>>,
+        room: Option<(u64, u64)>,
     ) -> Result<Reply, Failure> {
         match op {
             "start" => return self.start(request),
@@ -356,7 +385,15 @@ impl<C: Codec> Session<C> {
                 Reply::ok(vec![], Payload::Stream(stream))
             }
             "decode" => {
+                let within = self.payload_span(request);
                 let (handle, shape, stream) = self.decode_input(request, payload)?;
+                if let Some((at, n)) = room.and_then(|(at, room)| self.decoded_room(&shape, at, room)) {
+                    let out = self.region.as_ref().and_then(|region| region.room_mut(at, n, within));
+                    if let Some(done) = out.and_then(|out| self.codec.decode_into(&self.handles[&handle], &stream, &shape, out)) {
+                        done?;
+                        return Reply::ok(vec![], Payload::Placed { shape, at, n });
+                    }
+                }
                 let samples = self.decode(&handle, &stream, &shape)?;
                 Reply::ok(vec![], Payload::Chunk { shape, samples })
             }
@@ -415,6 +452,20 @@ impl<C: Codec> Session<C> {
             });
         }
         Ok(samples)
+    }
+
+    /// Where a shared-framing request's payload lies in the region (`at`, length), if it lies there.
+    fn payload_span(&self, request: &Map<String, Value>) -> Option<(u64, u64)> {
+        match self.framing {
+            Framing::Shared => Some((request.get("at")?.as_u64()?, request.get("payload")?.as_u64()?)),
+            _ => None,
+        }
+    }
+
+    /// The room for a decode's samples (`at`, bytes) in the reply's room, when the chunk's samples fit there.
+    fn decoded_room(&self, shape: &[u64], at: u64, room: u64) -> Option<(u64, u64)> {
+        let n = shape.iter().try_fold(1u64, |n, &axis| n.checked_mul(axis))?;
+        (self.framing == Framing::Shared && n > 0 && n <= room).then_some((at, n))
     }
 
     /// What the encode or decode request named by `of` does, `repeat` times, each run timed:
@@ -562,6 +613,11 @@ fn write_reply<W: Write>(
                     members.push(("chunk", json!({"shape": shape, "dtype": "uint8"})));
                     bytes = Some(samples);
                 }
+                (Payload::Placed { shape, at, n }, _) => {
+                    members.push(("chunk", json!({"shape": shape, "dtype": "uint8"})));
+                    members.push(("payload", json!(n)));
+                    members.push(("at", json!(at)));
+                }
             }
         }
         Err(Failure::Rejected(Refusal { message, requirement, exception })) => {
@@ -660,8 +716,13 @@ mod tests {
 
     /// Replies to `input`: each a JSON header and the payload bytes that followed it on the output.
     fn exchange(input: &[u8]) -> Vec<(Value, Vec<u8>)> {
+        exchange_with(Echo, input)
+    }
+
+    /// [`exchange`] with another library.
+    fn exchange_with<L: Library>(library: L, input: &[u8]) -> Vec<(Value, Vec<u8>)> {
         let mut output = Vec::new();
-        serve(Echo, input, &mut output).unwrap();
+        serve(library, input, &mut output).unwrap();
         let mut replies = Vec::new();
         let mut rest = &output[..];
         while !rest.is_empty() {
@@ -786,6 +847,78 @@ mod tests {
                 .into(),
         ]));
         assert_eq!(replies[0].0["framing"], "binary");
+    }
+
+    /// Echo, with `decode_into`: the stream's bytes plus 100, so that a reply shows which of the two decoded it.
+    struct EchoInto;
+
+    impl Library for EchoInto {
+        const NAME: &'static str = "echo-into";
+        const VERSION: &'static str = "0.0.1";
+
+        fn versions(&self) -> Vec<(&'static str, String)> {
+            Echo.versions()
+        }
+
+        fn supports(&self, config: &Config) -> Result<(), Refusal> {
+            Echo.supports(config)
+        }
+
+        fn decode(&mut self, config: &Config, stream: &[u8], chunk: Geometry) -> Result<Vec<u8>, Refusal> {
+            Echo.decode(config, stream, chunk)
+        }
+
+        fn decode_into(
+            &mut self,
+            _config: &Config,
+            stream: &[u8],
+            _chunk: Geometry,
+            out: &mut [u8],
+        ) -> Option<Result<(), Refusal>> {
+            if stream == [0] {
+                return Some(Err(Refusal::new(Some("JPEG-DEC-01"), "a zero stream")));
+            }
+            out.iter_mut().zip(stream.iter().cycle()).for_each(|(sample, byte)| *sample = byte + 100);
+            Some(Ok(()))
+        }
+    }
+
+    #[test]
+    fn shared_framing_decodes_into_the_room_where_the_library_offers_it() {
+        let path = std::env::temp_dir().join(format!("zarr-jpeg-conformance-room-{}", std::process::id()));
+        let mut region = vec![0u8; 64];
+        region[8..10].copy_from_slice(&[1, 2]);
+        region[40] = 0;
+        std::fs::write(&path, &region).unwrap();
+        let start = format!(
+            r#"{{"seq":1,"op":"start","protocol":1,"framings":["json","binary","shared"],"region":{{"path":{},"size":64}}}}"#,
+            json!(path.to_str().unwrap())
+        );
+        let input = lines(&[
+            start,
+            format!(r#"{{"seq":2,"op":"parse","codec":{GRAY}}}"#),
+            // the samples go straight into the room
+            r#"{"seq":3,"op":"decode","handle":"1","chunk_shape":[1,5],"payload":2,"at":8,"reply_at":16,"reply_room":8}"#.into(),
+            // a room over the request's own payload is not handed out: decoded into a vector, then put in the room
+            r#"{"seq":4,"op":"decode","handle":"1","chunk_shape":[1,3],"payload":2,"at":8,"reply_at":6,"reply_room":3}"#.into(),
+            // a room too small: decode, on stdout
+            r#"{"seq":5,"op":"decode","handle":"1","chunk_shape":[1,5],"payload":2,"at":8,"reply_at":32,"reply_room":4}"#.into(),
+            // a refusal from decode_into is the reply
+            r#"{"seq":6,"op":"decode","handle":"1","chunk_shape":[1,2],"payload":1,"at":40,"reply_at":48,"reply_room":8}"#.into(),
+        ]);
+        let replies = exchange_with(EchoInto, &input);
+        let written = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            replies[2],
+            (json!({"seq": 3, "status": "ok", "chunk": {"shape": [1, 5], "dtype": "uint8"}, "payload": 5, "at": 16}), vec![])
+        );
+        assert_eq!(&written[16..21], &[101, 102, 101, 102, 101], "decode_into wrote the samples in the room");
+        assert_eq!(replies[3].0["at"], 6);
+        assert_eq!(&written[6..9], &[1, 2, 1], "an overlapping room is not handed out: decode ran, then the copy");
+        assert_eq!(replies[4].1, vec![1, 2, 1, 2, 1], "too small a room: decode ran, the samples on stdout");
+        assert_eq!(replies[5].0["status"], "rejected");
+        assert_eq!(replies[5].0["requirement"], "JPEG-DEC-01");
     }
 
     #[test]

@@ -77,26 +77,46 @@ impl Library for TurboJpeg {
     }
 
     fn decode(&mut self, config: &Config, stream: &[u8], chunk: Geometry) -> Result<Vec<u8>, Refusal> {
-        let mut decompressor = Decompressor::new().map_err(turbojpeg_error)?;
-        let header = decompressor.read_header(stream).map_err(turbojpeg_error)?;
-        let components = match header.colorspace {
-            Colorspace::Gray => 1,
-            Colorspace::RGB | Colorspace::YCbCr => 3,
-            Colorspace::CMYK | Colorspace::YCCK => 4,
-        };
-        chunk.check_frame(Geometry { height: header.height, width: header.width, components })?;
-        let format = if config.decoded == ColorSpace::Grayscale { PixelFormat::GRAY } else { PixelFormat::RGB };
+        let (mut decompressor, header) = read_frame(stream, chunk)?;
         let mut pixels = vec![0; chunk.samples()];
-        let output = turbojpeg::Image {
-            pixels: pixels.as_mut_slice(),
-            width: header.width,
-            pitch: header.width * chunk.components,
-            height: header.height,
-            format,
-        };
-        decompressor.decompress(stream, output).map_err(turbojpeg_error)?;
+        decompress(&mut decompressor, config, stream, header, chunk, &mut pixels)?;
         Ok(pixels)
     }
+
+    fn decode_into(&mut self, config: &Config, stream: &[u8], chunk: Geometry, out: &mut [u8]) -> Option<Result<(), Refusal>> {
+        Some(
+            read_frame(stream, chunk)
+                .and_then(|(mut decompressor, header)| decompress(&mut decompressor, config, stream, header, chunk, out)),
+        )
+    }
+}
+
+/// A decompressor that has read the stream's frame header, checked against the chunk before any pixel is decoded.
+fn read_frame(stream: &[u8], chunk: Geometry) -> Result<(Decompressor, turbojpeg::DecompressHeader), Refusal> {
+    let mut decompressor = Decompressor::new().map_err(turbojpeg_error)?;
+    let header = decompressor.read_header(stream).map_err(turbojpeg_error)?;
+    let components = match header.colorspace {
+        Colorspace::Gray => 1,
+        Colorspace::RGB | Colorspace::YCbCr => 3,
+        Colorspace::CMYK | Colorspace::YCCK => 4,
+    };
+    chunk.check_frame(Geometry { height: header.height, width: header.width, components })?;
+    Ok((decompressor, header))
+}
+
+/// The frame's pixels into `pixels` (the chunk's samples), packed RGB or gray as the configuration decodes.
+fn decompress(
+    decompressor: &mut Decompressor,
+    config: &Config,
+    stream: &[u8],
+    header: turbojpeg::DecompressHeader,
+    chunk: Geometry,
+    pixels: &mut [u8],
+) -> Result<(), Refusal> {
+    let format = if config.decoded == ColorSpace::Grayscale { PixelFormat::GRAY } else { PixelFormat::RGB };
+    let output =
+        turbojpeg::Image { pixels, width: header.width, pitch: header.width * chunk.components, height: header.height, format };
+    decompressor.decompress(stream, output).map_err(turbojpeg_error)
 }
 
 fn main() {
