@@ -32,6 +32,9 @@ Two measurements, each printed as ratios from this one run:
    its waker's CPU). Measured with imagecodecs behind the server, shared framing: 20 calls after
    20 ms idle took 0.38 ms a call, 0.26 in steady state, 0.27 after idle with the two pinned to
    different CPUs; a batch of 20 charged the protocol with half as much again as it costs.
+   Before any timing each process works for ``--warmup`` seconds per op (whole batches of its first path): a JVM's
+   compiler threads still used 0.2-0.5 ms of CPU per call of java-imageio 3 s into a run (a second CPU in ``bench``,
+   the client's CPU when pipelined), and were idle after about 6 s of calls.
    ``wall x`` is the reference's time per call over the path's, its share of the
    in-process throughput (target for binary framing pipelined: >= 0.8). ``client`` and
    ``harness`` are the CPU time per call of this process and of every thread of the
@@ -48,7 +51,7 @@ Two measurements, each printed as ratios from this one run:
    took 31 s: the buffer was rescanned on every read).
 
 Run: ``python -m zarr_jpeg_conformance.tools.bench_protocol [--impl imagecodecs] [--harness NAME ... | all]
-[--rounds 9] [--batch 100] [--window 8] [--size 256] [--sizes 8 32 128]``.
+[--rounds 9] [--batch 100] [--warmup 2] [--window 8] [--size 256] [--sizes 8 32 128]``.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -86,6 +90,23 @@ OFFERS = {"json lines": [JSON_LINES], "binary": [JSON_LINES, BINARY]}
 THROUGHPUT_OFFERS = {**OFFERS, "shared": [JSON_LINES, BINARY, SHARED]}
 #: The pipelined paths: the framing each offers.
 PIPELINED = {"binary pipelined": "binary", "shared pipelined": "shared"}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How the chunk benchmark times its paths."""
+
+    #: Interleaved rounds; the medians are compared.
+    rounds: int = 9
+    #: Calls in a row per path and round: enough for a pipeline's steady state.
+    batch: int = 100
+    #: Requests in flight on the pipelined paths.
+    window: int = WINDOW
+    #: Seconds each process (the harness behind each framing, this one for the in-process path) works before any
+    #: timing, per op: a JVM's compiler threads still work seconds into a run, on the CPU the client needs.
+    warmup: float = 2.0
+
+
 #: Shipped harnesses measured by default, one on each language's kit (each skipped, with the
 #: reason, where it is not built): a library that encodes and decodes, libjpeg-turbo where the
 #: language has it, as imagecodecs behind harnesses.server.
@@ -206,13 +227,31 @@ def _args(op: str, chunk: np.ndarray, data: bytes) -> tuple[Any, ...]:
     return (chunk,) if op == "encode" else (data, chunk.shape)
 
 
+def _warm_up(calls: Mapping[str, Call], pids: Mapping[str, int | None], timing: Timing) -> None:
+    """Run each process's first path for ``timing.warmup`` seconds (whole batches, at least one); every other path twice
+    (first-call imports and allocations)."""
+    warmed: set[object] = set()
+    for label, call in calls.items():
+        process = pids.get(label) or label
+        if process in warmed:
+            call(2)
+            continue
+        warmed.add(process)
+        until = time.perf_counter() + timing.warmup
+        call(timing.batch)
+        while time.perf_counter() < until:
+            call(timing.batch)
+
+
 def _measure(
     title: str, reference: str, paths: Callable[[str], dict[str, Call]], pids: Mapping[str, int | None],
-    chunk: np.ndarray, data: bytes, rounds: int, batch: int, window: int, ops: Sequence[str] = ("encode", "decode"),
+    chunk: np.ndarray, data: bytes, timing: Timing, ops: Sequence[str] = ("encode", "decode"),
 ) -> None:
     """Time every path (``paths(op)``, the reference first) for encode and decode, or ``ops``; print the table and the verdict."""
+    rounds, batch = timing.rounds, timing.batch
     print(f"# {chunk.shape[0]}x{chunk.shape[1]}x{chunk.shape[2]} chunks ({chunk.nbytes} B), JPEG of {len(data)} B; median of "
-          f"{rounds} rounds of {batch} calls in a row per path; pipelined: up to {window} requests in flight")
+          f"{rounds} rounds of {batch} calls in a row per path, after {timing.warmup:g} s of calls per process and op; "
+          f"pipelined: up to {timing.window} requests in flight")
     print("# wall x, cpu x: the reference's time per call over the path's (wall-clock; CPU of client + harness);")
     print("# par x: the reference's CPU time over the larger of client and harness CPU: pipelined, the two work at once,")
     print("#   so that is the wall x of a machine with a free CPU for each")
@@ -221,8 +260,7 @@ def _measure(
     ceilings: list[str] = []
     for op in ops:
         calls = paths(op)
-        for call in calls.values():
-            call(2)  # warm up: first-call imports and allocations, a JIT's first compilations
+        _warm_up(calls, pids, timing)
         wall, client, harness = _interleaved(calls, rounds, batch, pids)
         ref_wall, ref_cpu = wall[reference], client[reference] + harness[reference]
         for label in calls:
@@ -279,7 +317,7 @@ def _start(title: str, command: Sequence[str], memory_limit: int | None) -> dict
     return remotes
 
 
-def python_server(impl: str, rounds: int, batch: int, size: int, window: int) -> None:
+def python_server(impl: str, timing: Timing, size: int) -> None:
     """The built-in adapter ``impl`` in this process against itself behind ``harnesses.server``."""
     local = load_adapter(impl)
     chunk = make_image("natural", size, size, channels=CHUNK[2])
@@ -295,18 +333,18 @@ def python_server(impl: str, rounds: int, batch: int, size: int, window: int) ->
             args = _args(op, chunk, data)
             return {
                 "in process": _repeated(partial(getattr(local, op), mine, *args)),
-                **_protocol_paths(remotes, parsed, op, args, window),
+                **_protocol_paths(remotes, parsed, op, args, timing.window),
                 "in harness": _in_harness(binary, parsed["binary"], op, args),
                 BUSY: _in_harness_beside_busy(binary, parsed["binary"], op, args),
             }
 
-        _measure(title, "in process", paths, _pids(remotes), chunk, data, rounds, batch, window)
+        _measure(title, "in process", paths, _pids(remotes), chunk, data, timing)
     finally:
         for adapter in remotes.values():
             adapter.close()
 
 
-def shipped_harness(name: str, impl: str, rounds: int, batch: int, size: int, window: int) -> None:
+def shipped_harness(name: str, impl: str, timing: Timing, size: int) -> None:
     """A shipped harness through the protocol against its own library timed inside it (``bench``).
 
     A harness that does not encode is measured on decode, of a stream ``impl`` wrote.
@@ -327,27 +365,27 @@ def shipped_harness(name: str, impl: str, rounds: int, batch: int, size: int, wi
 
         def paths(op: str) -> dict[str, Call]:
             args = _args(op, chunk, data)
-            return {"in harness": _in_harness(binary, parsed["binary"], op, args), **_protocol_paths(remotes, parsed, op, args, window),
+            return {"in harness": _in_harness(binary, parsed["binary"], op, args), **_protocol_paths(remotes, parsed, op, args, timing.window),
                     BUSY: _in_harness_beside_busy(binary, parsed["binary"], op, args)}
 
-        _measure(name, "in harness", paths, _pids(remotes), chunk, data, rounds, batch, window, ops)
+        _measure(name, "in harness", paths, _pids(remotes), chunk, data, timing, ops)
     finally:
         for adapter in remotes.values():
             adapter.close()
 
 
-def throughput(impl: str, harnesses: Sequence[str], rounds: int, batch: int, size: int, window: int) -> None:
+def throughput(impl: str, harnesses: Sequence[str], timing: Timing, size: int) -> None:
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     shown = ", ".join(f"{x:.2f}" for x in load) if load else "unknown"
     print(f"# {os.cpu_count()} CPUs; load average {shown} (1, 5, 15 min): other work on the machine slows wake-ups")
     print()
     try:
-        python_server(impl, rounds, batch, size, window)
+        python_server(impl, timing, size)
     except AdapterLoadError as exc:
         print(f"{impl} not available: {exc}\n")
     for name in SHIPPED if list(harnesses) == ["all"] else [] if list(harnesses) == ["none"] else harnesses:
         try:
-            shipped_harness(name, impl, rounds, batch, size, window)
+            shipped_harness(name, impl, timing, size)
         except (Unavailable, KeyError, AdapterLoadError) as exc:
             print(f"{name} not available: {exc}\n")
         except (HarnessError, HarnessFailure) as exc:  # one harness's failure (no bench, a crash) leaves the others to measure
@@ -426,8 +464,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--harness", nargs="*", default=list(HARNESSES), metavar="NAME",
                         help=f"shipped harnesses to measure (default: {' '.join(HARNESSES)}; all: every shipped harness; "
                              "none: only the Python server)")
-    parser.add_argument("--rounds", type=int, default=9, help="rounds of the chunk benchmark (default 9)")
-    parser.add_argument("--batch", type=int, default=100, help="calls in a row per path and round (default 100: a pipeline's steady state)")
+    parser.add_argument("--rounds", type=int, default=Timing.rounds, help=f"rounds of the chunk benchmark (default {Timing.rounds})")
+    parser.add_argument("--batch", type=int, default=Timing.batch,
+                        help=f"calls in a row per path and round (default {Timing.batch}: a pipeline's steady state)")
+    parser.add_argument("--warmup", type=float, default=Timing.warmup,
+                        help=f"seconds of calls per process and op before any timing (default {Timing.warmup:g})")
     parser.add_argument("--window", type=int, default=WINDOW, help=f"requests in flight when pipelined (default {WINDOW})")
     parser.add_argument("--size", type=int, default=CHUNK[0], help="chunk height and width (default 256: 256x256x3)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 32, 128], help="reply sizes in MiB (default 8 32 128)")
@@ -436,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.fake_harness:
         return fake_harness(args.fake_harness)
-    throughput(args.impl, args.harness, args.rounds, args.batch, args.size, args.window)
+    throughput(args.impl, args.harness, Timing(args.rounds, args.batch, args.window, args.warmup), args.size)
     reply_reading(args.sizes, args.reply_rounds)
     return 0
 
