@@ -10,7 +10,7 @@ def test_bench_protocol_prints_every_measurement_and_ratio() -> None:
     # The Go harness starts in milliseconds; the JVM's start would double this test's time. jpeg-js only
     # decodes: measured on decode alone.
     cmd = [sys.executable, "-m", "zarr_jpeg_conformance.tools.bench_protocol", "--harness", "go-image-jpeg", "node-jpeg-js",
-           "--rounds", "1", "--batch", "2", "--warmup", "0", "--size", "64", "--sizes", "1", "2", "--reply-rounds", "1"]
+           "--rounds", "1", "--batch", "2", "--batch-seconds", "0", "--warmup", "0", "--size", "64", "--sizes", "1", "2", "--reply-rounds", "1"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     out = done.stdout

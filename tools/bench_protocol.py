@@ -25,13 +25,15 @@ Two measurements, each printed as ratios from this one run:
 
    The paths are timed in interleaved rounds (``--batch`` calls in a row per path, the
    order rotated each round, so machine noise hits them alike) and compared by their
-   medians. A batch is long enough (100 calls) to measure a pipeline's steady state, which is what
-   throughput is: a batch starts from a wait (the first reply needs a whole round trip, the last is
+   medians. A batch is at least 100 calls and 0.2 s (more calls for a fast path), long enough to measure a
+   pipeline's steady state, which is what throughput is: a batch starts from a wait (the first reply needs a whole round trip, the last is
    waited for alone), and on a 2-vCPU Linux VM a pipeline woken from idle runs slow for several
    milliseconds, until client and harness sit on different CPUs (Linux tends to wake a process on
    its waker's CPU). Measured with imagecodecs behind the server, shared framing: 20 calls after
    20 ms idle took 0.38 ms a call, 0.26 in steady state, 0.27 after idle with the two pinned to
-   different CPUs; a batch of 20 charged the protocol with half as much again as it costs.
+   different CPUs; a batch of 20 charged the protocol with half as much again as it costs. rust-turbojpeg's
+   encode, shared framing pipelined: 0.75-0.90x of its library in batches of 100 calls (20 ms), 0.92x in batches
+   of 1000, 0.97x over 10 000 calls in a row.
    Before any timing each process works for ``--warmup`` seconds per op (whole batches of its first path): a JVM's
    compiler threads still used 0.2-0.5 ms of CPU per call of java-imageio 3 s into a run (a second CPU in ``bench``,
    the client's CPU when pipelined), and were idle after about 6 s of calls.
@@ -51,12 +53,13 @@ Two measurements, each printed as ratios from this one run:
    took 31 s: the buffer was rescanned on every read).
 
 Run: ``python -m zarr_jpeg_conformance.tools.bench_protocol [--impl imagecodecs] [--harness NAME ... | all]
-[--rounds 9] [--batch 100] [--warmup 2] [--window 8] [--size 256] [--sizes 8 32 128]``.
+[--rounds 9] [--batch 100] [--batch-seconds 0.2] [--warmup 2] [--window 8] [--size 256] [--sizes 8 32 128]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -98,8 +101,10 @@ class Timing:
 
     #: Interleaved rounds; the medians are compared.
     rounds: int = 9
-    #: Calls in a row per path and round: enough for a pipeline's steady state.
+    #: Calls in a row per path and round, at least; and seconds, at least (a batch starts from a wait, and a pipeline
+    #: takes milliseconds to reach its steady state).
     batch: int = 100
+    batch_seconds: float = 0.2
     #: Requests in flight on the pipelined paths.
     window: int = WINDOW
     #: Seconds each process (the harness behind each framing, this one for the in-process path) works before any
@@ -139,11 +144,11 @@ Call = Callable[[int], "float | None"]
 
 
 def _interleaved(
-    calls: Mapping[K, Call], rounds: int, batch: int, pids: Mapping[K, int | None]
+    calls: Mapping[K, Call], rounds: int, batch: int | Mapping[K, int], pids: Mapping[K, int | None]
 ) -> tuple[dict[K, float], dict[K, float], dict[K, float]]:
     """Median wall, client CPU and harness CPU seconds per operation of each path.
 
-    Each round runs ``batch`` operations per path, in an order that rotates every round.
+    Each round runs ``batch`` operations per path (or ``batch[name]``), in an order that rotates every round.
     Client CPU is this process's; harness CPU that of every thread of ``pids[name]`` (the
     harness serving the path), 0 without one. A path timed by the harness itself gives its
     wall time from the harness's clock; its CPU time is measured here all the same.
@@ -154,16 +159,16 @@ def _interleaved(
     names = list(calls)
     for i in range(rounds):
         for name in names[i % len(names) :] + names[: i % len(names)]:
-            pid = pids.get(name)
+            pid, n = pids.get(name), batch if isinstance(batch, int) else batch[name]
             # Reading /proc costs this process CPU time too (a JVM has dozens of threads): outside the client's.
             h0 = _cpu_seconds(pid)
             c0, t0 = time.process_time(), time.perf_counter()
-            own = calls[name](batch)
+            own = calls[name](n)
             t1, c1 = time.perf_counter(), time.process_time()
             h1 = _cpu_seconds(pid)
-            wall[name].append((t1 - t0 if own is None else own) / batch)
-            client[name].append((c1 - c0) / batch)
-            harness[name].append((h1 - h0) / batch)
+            wall[name].append((t1 - t0 if own is None else own) / n)
+            client[name].append((c1 - c0) / n)
+            harness[name].append((h1 - h0) / n)
     return tuple({n: statistics.median(t) for n, t in d.items()} for d in (wall, client, harness))  # type: ignore[return-value]
 
 
@@ -227,20 +232,23 @@ def _args(op: str, chunk: np.ndarray, data: bytes) -> tuple[Any, ...]:
     return (chunk,) if op == "encode" else (data, chunk.shape)
 
 
-def _warm_up(calls: Mapping[str, Call], pids: Mapping[str, int | None], timing: Timing) -> None:
-    """Run each process's first path for ``timing.warmup`` seconds (whole batches, at least one); every other path twice
-    (first-call imports and allocations)."""
+def _warm_up(calls: Mapping[str, Call], pids: Mapping[str, int | None], timing: Timing) -> dict[str, int]:
+    """Run each process's first path for ``timing.warmup`` seconds (whole batches, at least one), then one batch of
+    every path; returns each path's batch: at least ``timing.batch`` calls and ``timing.batch_seconds`` by that batch."""
     warmed: set[object] = set()
+    sizes: dict[str, int] = {}
     for label, call in calls.items():
         process = pids.get(label) or label
-        if process in warmed:
-            call(2)
-            continue
-        warmed.add(process)
-        until = time.perf_counter() + timing.warmup
-        call(timing.batch)
-        while time.perf_counter() < until:
-            call(timing.batch)
+        if process not in warmed:
+            warmed.add(process)
+            until = time.perf_counter() + timing.warmup
+            while time.perf_counter() < until:
+                call(timing.batch)
+        start = time.perf_counter()
+        own = call(timing.batch)
+        per_call = (time.perf_counter() - start if own is None else own) / timing.batch
+        sizes[label] = max(timing.batch, math.ceil(timing.batch_seconds / max(per_call, 1e-9)))
+    return sizes
 
 
 def _measure(
@@ -248,10 +256,10 @@ def _measure(
     chunk: np.ndarray, data: bytes, timing: Timing, ops: Sequence[str] = ("encode", "decode"),
 ) -> None:
     """Time every path (``paths(op)``, the reference first) for encode and decode, or ``ops``; print the table and the verdict."""
-    rounds, batch = timing.rounds, timing.batch
+    rounds = timing.rounds
     print(f"# {chunk.shape[0]}x{chunk.shape[1]}x{chunk.shape[2]} chunks ({chunk.nbytes} B), JPEG of {len(data)} B; median of "
-          f"{rounds} rounds of {batch} calls in a row per path, after {timing.warmup:g} s of calls per process and op; "
-          f"pipelined: up to {timing.window} requests in flight")
+          f"{rounds} rounds, each a batch per path of calls in a row (at least {timing.batch} and {timing.batch_seconds:g} s), "
+          f"after {timing.warmup:g} s of calls per process and op; pipelined: up to {timing.window} requests in flight")
     print("# wall x, cpu x: the reference's time per call over the path's (wall-clock; CPU of client + harness);")
     print("# par x: the reference's CPU time over the larger of client and harness CPU: pipelined, the two work at once,")
     print("#   so that is the wall x of a machine with a free CPU for each")
@@ -260,8 +268,8 @@ def _measure(
     ceilings: list[str] = []
     for op in ops:
         calls = paths(op)
-        _warm_up(calls, pids, timing)
-        wall, client, harness = _interleaved(calls, rounds, batch, pids)
+        batches = _warm_up(calls, pids, timing)
+        wall, client, harness = _interleaved(calls, rounds, batches, pids)
         ref_wall, ref_cpu = wall[reference], client[reference] + harness[reference]
         for label in calls:
             cpu = client[label] + harness[label]
@@ -467,6 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=Timing.rounds, help=f"rounds of the chunk benchmark (default {Timing.rounds})")
     parser.add_argument("--batch", type=int, default=Timing.batch,
                         help=f"calls in a row per path and round (default {Timing.batch}: a pipeline's steady state)")
+    parser.add_argument("--batch-seconds", type=float, default=Timing.batch_seconds,
+                        help=f"seconds a batch lasts at least: more calls for a fast path (default {Timing.batch_seconds:g})")
     parser.add_argument("--warmup", type=float, default=Timing.warmup,
                         help=f"seconds of calls per process and op before any timing (default {Timing.warmup:g})")
     parser.add_argument("--window", type=int, default=WINDOW, help=f"requests in flight when pipelined (default {WINDOW})")
@@ -477,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.fake_harness:
         return fake_harness(args.fake_harness)
-    throughput(args.impl, args.harness, Timing(args.rounds, args.batch, args.window, args.warmup), args.size)
+    throughput(args.impl, args.harness, Timing(args.rounds, args.batch, args.batch_seconds, args.window, args.warmup), args.size)
     reply_reading(args.sizes, args.reply_rounds)
     return 0
 
