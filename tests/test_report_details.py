@@ -358,6 +358,8 @@ def test_a_suite_run_looks_at_its_timeout_and_at_ctrl_c_every_half_second(tmp_pa
             return super().wait(timeout)
 
     monkeypatch.setattr(run.subprocess, "Popen", Recording)
-    record = run.run_suites("pillow", "pillow", tmp_path, run.RunOptions(timeout=0.01, suites=["parse"]), lambda _: None)
+    # A harness that never answers start keeps the pytest child running past the first slice (the parse suite over
+    # pillow finished inside it: 164 cases in under half a second, start-up included).
+    record = run.run_suites("exec:sleep 10", "hangs", tmp_path, run.RunOptions(timeout=0.01, suites=["parse"]), lambda _: None)
     assert record["timed_out"] and not record["interrupted"]
     assert waits and waits[0] is not None and 0 < waits[0] <= 0.5, waits
