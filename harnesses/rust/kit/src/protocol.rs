@@ -260,6 +260,11 @@ fn read_payload<R: BufRead>(input: &mut R, length: Option<&Value>) -> io::Result
     Ok(Ok(Some(bytes)))
 }
 
+/// The uint8 samples (bytes) of a chunk of `shape`, if they can be counted.
+fn sample_count(shape: &[u64]) -> Option<u64> {
+    shape.iter().try_fold(1u64, |n, &axis| n.checked_mul(axis))
+}
+
 fn request_seq(request: &Map<String, Value>) -> Option<u64> {
     request.get("seq").and_then(Value::as_u64)
 }
@@ -385,9 +390,11 @@ impl<C: Codec> Session<C> {
                 Reply::ok(vec![], Payload::Stream(stream))
             }
             "decode" => {
-                let within = self.payload_span(request);
+                // A room is offered only in shared framing; the request's own payload may lie in the region too.
+                let within = request.get("at").and_then(Value::as_u64).zip(request.get("payload").and_then(Value::as_u64));
                 let (handle, shape, stream) = self.decode_input(request, payload)?;
-                if let Some((at, n)) = room.and_then(|(at, room)| self.decoded_room(&shape, at, room)) {
+                let fits = room.zip(sample_count(&shape)).filter(|&((_, room), n)| n > 0 && n <= room);
+                if let Some(((at, _), n)) = fits {
                     let out = self.region.as_ref().and_then(|region| region.room_mut(at, n, within));
                     if let Some(done) = out.and_then(|out| self.codec.decode_into(&self.handles[&handle], &stream, &shape, out)) {
                         done?;
@@ -445,27 +452,13 @@ impl<C: Codec> Session<C> {
     fn decode(&mut self, handle: &str, stream: &[u8], shape: &[u64]) -> Result<Vec<u8>, Failure> {
         let samples = self.codec.decode(&self.handles[handle], stream, shape)?;
         // uint8 samples: one byte each.
-        if Some(samples.len() as u64) != shape.iter().try_fold(1u64, |n, &axis| n.checked_mul(axis)) {
+        if Some(samples.len() as u64) != sample_count(shape) {
             return Err(Failure::Error {
                 message: format!("the library returned {} samples for a {shape:?} chunk", samples.len()),
                 exception: "WrongSize",
             });
         }
         Ok(samples)
-    }
-
-    /// Where a shared-framing request's payload lies in the region (`at`, length), if it lies there.
-    fn payload_span(&self, request: &Map<String, Value>) -> Option<(u64, u64)> {
-        match self.framing {
-            Framing::Shared => Some((request.get("at")?.as_u64()?, request.get("payload")?.as_u64()?)),
-            _ => None,
-        }
-    }
-
-    /// The room for a decode's samples (`at`, bytes) in the reply's room, when the chunk's samples fit there.
-    fn decoded_room(&self, shape: &[u64], at: u64, room: u64) -> Option<(u64, u64)> {
-        let n = shape.iter().try_fold(1u64, |n, &axis| n.checked_mul(axis))?;
-        (self.framing == Framing::Shared && n > 0 && n <= room).then_some((at, n))
     }
 
     /// What the encode or decode request named by `of` does, `repeat` times, each run timed:
