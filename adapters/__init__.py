@@ -62,7 +62,10 @@ class Adapter(Protocol):
     roles: frozenset[str]
     # Optional, for reports (read with kind_of / language_of): ``kind``, a key of KINDS
     # (default "codec"), and ``language``, what the implementation is written in or called
-    # from (default "Python").
+    # from (default "Python"). Optional, for speed: ``decode_into(parsed, data, chunk_shape, out)``,
+    # decode writing the samples into ``out`` (a writable C-order uint8 array of chunk_shape) and
+    # returning None, which harnesses.server calls in shared framing to decode into a reply's room
+    # (backends.base.BackendAdapter has it); rejections as decode's.
 
     def versions(self) -> dict[str, str]:
         """Backend and library versions, shown in reports."""

@@ -615,10 +615,12 @@ class ExecAdapter:
         data = holder.get("data")
         size = memoryview(data).nbytes if isinstance(data, bytes | bytearray | memoryview) else 0
         room = _reply_room(message, size)
-        start = self._region.take(size + room) if size + room else None
+        span, room_at = shared.layout(size, room)
+        start = self._region.take(span) if size + room else None
         if start is None:  # nothing to place, or no space free now: on the pipe, as in binary framing
             return encode_message(message, SHARED), None
-        return encode_placed(message, self._region.view, start if size else None, start + size, room), (start, start + size, room)
+        reply_at = start + room_at
+        return encode_placed(message, self._region.view, start if size else None, reply_at, room), (start, reply_at, room)
 
     def _from_region(self, sent: _Sent, frame: Frame, proc: HarnessProcess, mark: int) -> None:
         """Copy a reply's payload out of the room its request offered, and give the request's space back."""

@@ -9,8 +9,8 @@ time, as the spec asks of an implementation that cannot decode ``rgb``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
@@ -80,6 +80,20 @@ class BackendAdapter:
             raise BackendRejection("JPEG-ENC-04", f"{self.name} refused to encode: {exc}") from exc
 
     def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        return self._decode_chunk(parsed, data, chunk_shape, None)
+
+    def decode_into(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...], out: np.ndarray) -> None:
+        """:meth:`decode`, its samples written into ``out`` (uint8, C order, ``chunk_shape``), by the library itself where it
+        writes there (a harness's reply room: ``harnesses.server``); ``out`` is left unspecified when the stream is rejected."""
+        if out.dtype != np.uint8 or out.shape != tuple(chunk_shape) or not out.flags.c_contiguous or not out.flags.writeable:
+            # The caller's slip, not a verdict on the stream: not a ValueError, which would read as a rejection.
+            raise RuntimeError(f"decode_into needs a writable C-order uint8 array of shape {tuple(chunk_shape)}, got "
+                               f"{out.dtype} {out.shape}")
+        pixels = self._decode_chunk(parsed, data, chunk_shape, out)
+        if not np.may_share_memory(pixels, out):  # the library wrote its own array (or a conversion followed)
+            np.copyto(out, pixels)
+
+    def _decode_chunk(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
         config = self._config(parsed)
         plan = plan_decode(config, bytes(data), chunk_shape)
         self._check_stream_support(plan)
@@ -95,11 +109,18 @@ class BackendAdapter:
                 f"stream stores {plan.stored} (APP14 transform {plan.info.adobe_transform}) but {self.name} "
                 f"would read it as {plan.info.libjpeg_color_space}, and cannot be told otherwise",
             )
+        expected = (plan.height, plan.width, plan.components)
+        # A backend's own _decode_pixels marked writes_into takes ``out``; one that is not (a subclass that overrides
+        # it, as tests/wrong_adapters.py's do) is called as before, and decode_into copies what it returns.
+        decode_pixels: Any = self._decode_pixels
         try:
-            pixels = self._decode_pixels(bytes(data), plan, mode)
+            if out is not None and getattr(decode_pixels, "writes_into", False) and not (plan.stored == "rgb" and plan.output == "ycbcr"):
+                # The samples the library writes are the chunk's only where no conversion follows.
+                pixels = decode_pixels(bytes(data), plan, mode, out=out.reshape(expected))
+            else:
+                pixels = decode_pixels(bytes(data), plan, mode)
         except self.backend_errors as exc:
             raise BackendRejection("JPEG-DEC-01", f"{self.name} refused to decode: {exc}") from exc
-        expected = (plan.height, plan.width, plan.components)
         pixels = np.asarray(pixels)
         if pixels.dtype != np.uint8 or pixels.size != math.prod(expected):
             raise RuntimeError(f"{self.name} returned {pixels.dtype} {pixels.shape}, expected uint8 {expected}")
@@ -193,7 +214,18 @@ class BackendAdapter:
         raise NotImplementedError
 
     def _decode_pixels(self, data: bytes, plan: DecodePlan, mode: DecodeMode) -> np.ndarray:
+        """The decoded samples, ``(height, width, components)`` or as many in another shape. An implementation marked
+        :func:`writes_into` also takes ``out=`` (an array of that shape), writes the samples there and returns a view of it."""
         raise NotImplementedError
 
 
-__all__ = ["BackendAdapter", "BackendRejection", "DecodeMode", "StreamError"]
+F = TypeVar("F", bound=Callable[..., np.ndarray])
+
+
+def writes_into(method: F) -> F:
+    """Marks a backend's ``_decode_pixels`` that takes ``out=``: :meth:`BackendAdapter.decode_into` then copies nothing."""
+    method.writes_into = True  # type: ignore[attr-defined]
+    return method
+
+
+__all__ = ["BackendAdapter", "BackendRejection", "DecodeMode", "StreamError", "writes_into"]

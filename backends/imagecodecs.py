@@ -6,7 +6,7 @@ import imagecodecs
 import numpy as np
 
 from ..core.stream import DecodePlan
-from .base import BackendAdapter, DecodeMode, Factor
+from .base import BackendAdapter, DecodeMode, Factor, writes_into
 
 #: jpeg8_encode accepts only these (h, v) luma factors (backends.md §2).
 _NATIVE = frozenset({(1, 1), (2, 1), (1, 2), (2, 2), (4, 1)})
@@ -51,11 +51,12 @@ class ImagecodecsAdapter(BackendAdapter):
         # jpeg8_encode takes no quantization table: its own luma table for `quality` it is.
         return self._encode_gray(plane, quality)
 
-    def _decode_pixels(self, data: bytes, plan: DecodePlan, mode: DecodeMode) -> np.ndarray:
+    @writes_into
+    def _decode_pixels(self, data: bytes, plan: DecodePlan, mode: DecodeMode, out: np.ndarray | None = None) -> np.ndarray:
         # Naming the stored color space makes libjpeg follow the spec's rule (APP14 wins
         # over JFIF) instead of its own.
         stored = _SPACE[plan.stored]
-        out = stored if mode != "convert" else "RGB"
-        return imagecodecs.jpeg8_decode(data, colorspace=stored, outcolorspace=out)
+        # jpeg8_decode writes its scanlines into out, of the shape it would return or that with one more axis of 1.
+        return imagecodecs.jpeg8_decode(data, colorspace=stored, outcolorspace=stored if mode != "convert" else "RGB", out=out)
 
 

@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import faulthandler
 import json
+import math
 import mmap
 import os
 import sys
@@ -35,6 +36,7 @@ from ..protocol.framing import (
     FrameReader,
     encode_message,
     encode_placed,
+    placed_frame,
 )
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
 
@@ -74,9 +76,13 @@ class Server:
         self.framing = JSON_LINES
         #: The client's memory region, mapped (shared framing).
         self.region: memoryview | None = None
+        #: The payload of the reply being made, where it lies in the region already: (offset, bytes), a chunk decoded
+        #: into its room.
+        self.placed: tuple[int, int] | None = None
 
     def handle(self, request: object) -> dict[str, Any]:
         """The reply to one request, ``seq`` included; never raises for a bad request."""
+        self.placed = None
         seq = request.get("seq") if isinstance(request, dict) else None
         if not isinstance(seq, int) or isinstance(seq, bool):
             seq = None
@@ -140,12 +146,32 @@ class Server:
             data = field_bytes(request.get("data"))
         except ValueError as exc:
             raise BadRequest(f"decode request: 'data': {exc}") from exc
+        room = self._room(request, shape)
+        into = getattr(self.adapter, "decode_into", None)
+        if room is not None and callable(into):
+            into(parsed, data, tuple(shape), room)
+            self.placed = request["reply_at"], room.nbytes
+            return {"status": "ok", "chunk": {"shape": shape, "dtype": "uint8"}}
         out = np.asarray(self.adapter.decode(parsed, data, tuple(shape)))
         try:
             return {"status": "ok", "chunk": array_to_wire(out, raw=True)}
         except TypeError as exc:
             # Not a rejection: the implementation returned something no chunk can be.
             raise RuntimeError(f"decode returned an array the protocol cannot carry: {exc}") from exc
+
+    def _room(self, request: dict[str, Any], shape: list[int]) -> np.ndarray | None:
+        """The room a decode request offers for its reply (shared framing) as the chunk's array, where the chunk fits.
+
+        Its samples are decoded straight into it: no copy of the chunk in this process. (The request's stream was
+        copied out of the region before, so a room that overlaps it, which the client never offers, changes nothing.)
+        """
+        at, room = request.get("reply_at"), request.get("reply_room")
+        if self.region is None or self.framing != SHARED or not _is_count(at) or not _is_count(room):
+            return None
+        size = math.prod(shape)
+        if size == 0 or size > room or at + size > len(self.region):
+            return None
+        return np.frombuffer(self.region, np.uint8, size, at).reshape(shape)
 
     def _bench(self, request: dict[str, Any]) -> dict[str, Any]:
         """The seconds each of ``repeat`` runs of the encode or decode request ``of`` takes here, in a row."""
@@ -160,6 +186,7 @@ class Server:
             start = time.perf_counter()
             run(request)
             seconds.append(time.perf_counter() - start)
+        self.placed = None  # a decode's chunk in the room is not this reply's
         return {"status": "ok", "seconds": seconds}
 
     def _start(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -201,6 +228,8 @@ class Server:
         """What goes on the wire for ``reply``: in shared framing, its payload in the room the request offered, if it fits."""
         if framing == SHARED and self.region is not None and isinstance(request, dict):
             at, room = request.get("reply_at"), request.get("reply_room")
+            if self.placed is not None:
+                return placed_frame(reply, self.placed[1], self.placed[0])
             if _is_count(at) and _is_count(room) and at + room <= len(self.region):
                 return encode_placed(reply, self.region, at, room=room)
         return encode_message(reply, framing)

@@ -65,10 +65,18 @@ def _mib(n: int) -> str:
 #: 4.2 us to write one, 6.2 against 3.9 us to read one).
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 _DECODER = json.JSONDecoder()
+#: The C encoder that ``_ENCODER.encode`` makes anew for every message, made once (1.9 against 3.2 us for a decode
+#: reply's header); no check for cycles, which a message of JSON values and of this module's own dicts cannot have.
+_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # CPython's C accelerator; not typeshed's
+_C_ENCODE = (
+    _MAKE_ENCODER(None, _ENCODER.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+    if _MAKE_ENCODER is not None else None
+)
 
 
 def _dumps(message: Mapping[str, Any]) -> bytes:
-    return _ENCODER.encode(message).encode() + b"\n"
+    text = "".join(_C_ENCODE(message, 0)) if _C_ENCODE is not None else _ENCODER.encode(message)
+    return text.encode() + b"\n"
 
 
 def _with_bytes_field(message: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], bytes | bytearray | memoryview | None]:
@@ -144,6 +152,12 @@ def encode_placed(message: Mapping[str, Any], region: memoryview, at: int | None
     region[at : at + header["payload"]] = memoryview(payload).cast("B")
     header["at"] = at
     return [_dumps(header)]
+
+
+def placed_frame(message: Mapping[str, Any], size: int, at: int) -> list[bytes | bytearray | memoryview]:
+    """The frame of shared framing of ``message``, which holds no bytes, whose payload of ``size`` bytes lies in the region
+    at ``at`` already (a harness that decoded into the room its request offered)."""
+    return [_dumps({**message, "payload": size, "at": at})]
 
 
 def on_the_wire(message: Mapping[str, Any], framing: str = JSON_LINES) -> dict[str, Any]:
@@ -325,7 +339,14 @@ _READ_SIZE = 1 << 20
 
 def _loads(line: bytearray) -> Any:
     try:
-        return _DECODER.decode(line.decode())  # the protocol's JSON is UTF-8
+        text = line.decode()  # the protocol's JSON is UTF-8
+        try:
+            # The scanner itself, without the decoder's two whitespace matches (2.0 against 2.7 us for a request's
+            # header); a line it does not take whole (whitespace around the value, or not JSON) goes the long way.
+            value, end = _DECODER.scan_once(text, 0)  # type: ignore[attr-defined]  # set in __init__; typeshed omits it
+        except StopIteration:
+            end = -1
+        return value if end == len(text) else _DECODER.decode(text)
     except ValueError:  # UnicodeDecodeError included
         shown = bytes(line[:200])
         raise FrameError(f"not JSON: {shown!r}{'...' if len(line) > 200 else ''}") from None
@@ -346,5 +367,6 @@ __all__ = [
     "encode_message",
     "encode_placed",
     "on_the_wire",
+    "placed_frame",
     "split_payload",
 ]

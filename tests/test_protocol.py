@@ -27,6 +27,8 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zarr_jpeg_conformance.adapters import AdapterLoadError, available_builtins, load_adapter
 from zarr_jpeg_conformance.adapters.process import StderrTail
@@ -42,6 +44,7 @@ from zarr_jpeg_conformance.corpus.images import make_image, psnr
 from zarr_jpeg_conformance.corpus.modes import MODE, codec
 from zarr_jpeg_conformance.corpus.registry import load_json
 from zarr_jpeg_conformance.harnesses.server import Server, serve
+from zarr_jpeg_conformance.protocol import framing as framing_module
 from zarr_jpeg_conformance.protocol.framing import (
     BINARY,
     JSON_LINES,
@@ -335,6 +338,35 @@ def test_frame_errors_are_specific() -> None:
     reader.feed(b"c")
     frame = reader.pop()
     assert frame is not None and frame.message == {"seq": 1, "status": "ok", "data": b"abc"}
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=st.dictionaries(st.text(max_size=8), _JSON, max_size=5), pad=st.sampled_from(["", " ", "\t ", "\r"]))
+def test_a_line_is_written_and_read_as_the_json_module_does(message: dict[str, Any], pad: str) -> None:
+    """The encoder made once and the scanner called directly (framing's fast paths) agree with json.dumps and json.loads."""
+    line = framing_module._dumps(message)
+    assert line == json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    assert framing_module._loads(bytearray(line[:-1])) == message
+    padded = pad.encode() + line[:-1] + pad.encode()  # around the value: the long way, with the same result
+    assert framing_module._loads(bytearray(padded)) == json.loads(padded)
+    assert framing_module._loads(bytearray(b"12")) == 12, "a line that is not an object is read whole too (and refused by its reader)"
+    with pytest.raises(FrameError, match="not JSON"):
+        framing_module._loads(bytearray(pad.encode()))  # nothing but blanks (the server skips blank lines; the client does not)
+    for broken in (line[:-2], line[:-1] + b"x", b"x" + line[:-1]):
+        try:
+            expected = json.loads(broken)
+        except ValueError:
+            with pytest.raises(FrameError, match="not JSON"):
+                framing_module._loads(bytearray(broken))
+        else:
+            assert framing_module._loads(bytearray(broken)) == expected
 
 
 def test_frame_reader_caps_a_message() -> None:

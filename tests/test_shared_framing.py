@@ -193,3 +193,5 @@ def test_the_documented_exchange_is_valid_and_its_replies_stay_in_their_rooms() 
         jsonschema.validate(message, {**schema, "$ref": f"#/$defs/frame-{kind}"})
     for (_, request), (_, reply) in zip(messages[4::2], messages[5::2], strict=True):
         assert reply["at"] == request["reply_at"] and reply["payload"] <= request["reply_room"]
+        # Laid out as this project's client lays out a request and its room.
+        assert request["reply_at"] == request["at"] + shared.layout(request["payload"], request["reply_room"])[1]
