@@ -20,6 +20,8 @@ import os
 import sys
 from collections import deque
 
+import numpy as np
+
 #: Bytes of the region. Eight 256x256x3 chunks in flight with a decoded chunk's room each take 3 MiB; pages are
 #: only backed once written, so room for larger chunks costs nothing until it is used.
 REGION_SIZE = 32 << 20
@@ -41,6 +43,14 @@ def layout(size: int, room: int) -> tuple[int, int]:
     starts in them (where the payload ends, without one)."""
     room_at = -(-size // ALIGN) * ALIGN + ROOM_SKEW if room else size
     return -(-(room_at + room) // ALIGN) * ALIGN, room_at
+
+
+def room_like(size: int) -> np.ndarray:
+    """``size`` bytes of fresh memory (uint8) that lie as the client lays out a reply's room: a library whose speed
+    depends on where its output lies is timed there by the benchmarks (``bench`` requests, bench_protocol)."""
+    memory = np.empty(size + 2 * ALIGN, np.uint8)
+    skip = (ROOM_SKEW - memory.ctypes.data) % ALIGN
+    return memory[skip : skip + size]
 
 
 def available() -> bool:
@@ -114,4 +124,4 @@ class Region:
             os.close(self.fd)
 
 
-__all__ = ["ALIGN", "REGION_SIZE", "ROOM_SKEW", "Region", "available", "layout"]
+__all__ = ["ALIGN", "REGION_SIZE", "ROOM_SKEW", "Region", "available", "layout", "room_like"]

@@ -57,10 +57,9 @@ def _chunk(shape: tuple[int, ...]) -> np.ndarray:
 
 def _placed(shape: tuple[int, ...]) -> np.ndarray:
     """A buffer that lies as a reply's room does: ROOM_SKEW past a multiple of ALIGN."""
-    size = int(np.prod(shape))
-    memory = np.empty(size + 2 * shared.ALIGN, np.uint8)
-    skip = (shared.ROOM_SKEW - memory.ctypes.data) % shared.ALIGN
-    return memory[skip : skip + size].reshape(shape)
+    out = shared.room_like(int(np.prod(shape))).reshape(shape)
+    assert out.ctypes.data % shared.ALIGN == shared.ROOM_SKEW
+    return out
 
 
 @pytest.mark.parametrize("case", list(CODECS))
@@ -233,6 +232,34 @@ def test_the_server_decodes_into_no_room_that_is_missing_too_small_or_outside_th
     # A rejected stream leaves nothing placed: the reply is the rejection, on the pipe.
     reply, parts = _exchange(server, region, {**message, "data": stream[:-40]}, 16400, 24 * 40 * 3)
     assert reply["status"] == "rejected" and len(parts) == 1 and b'"at"' not in parts[0]
+
+
+def test_a_bench_of_decodes_without_a_room_times_decode_into_memory_laid_out_as_a_room() -> None:
+    real = _backend("imagecodecs")
+    calls: list[str] = []
+
+    class Counting:
+        name, roles = "counting", frozenset({"encode", "decode"})
+        parse, encode = staticmethod(real.parse), staticmethod(real.encode)
+
+        def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+            calls.append("decode")
+            return real.decode(parsed, data, chunk_shape)
+
+        def decode_into(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...], out: np.ndarray) -> None:
+            calls.append(f"into at {out.ctypes.data % shared.ALIGN}")
+            real.decode_into(parsed, data, chunk_shape, out)
+
+    server, _ = _server(Counting())
+    shape = (24, 40, 3)
+    stream = real.encode(server.parsed["1"], _chunk(shape))
+    reply = server.handle({"seq": 2, "op": "bench", "of": "decode", "repeat": 3, "handle": "1", "chunk_shape": list(shape), "data": stream})
+    assert reply["status"] == "ok" and len(reply["seconds"]) == 3
+    assert calls == ["decode", f"into at {shared.ROOM_SKEW}", f"into at {shared.ROOM_SKEW}"], "sized by a first decode, then into"
+    # A chunk shape the stream does not fill is refused by that first decode: nothing is allocated for what it says.
+    reply = server.handle({"seq": 3, "op": "bench", "of": "decode", "repeat": 3, "handle": "1", "chunk_shape": [1 << 20, 1 << 20, 3],
+                           "data": stream})
+    assert reply["status"] == "rejected" and calls[3:] == ["decode"], reply
 
 
 def test_an_adapter_without_decode_into_is_served_as_before() -> None:

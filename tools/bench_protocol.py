@@ -252,10 +252,7 @@ def _in_process(adapter: Any, parsed: object, op: str, args: tuple[Any, ...]) ->
     if op != "decode" or not callable(into):
         return partial(getattr(adapter, op), parsed, *args)
     shape = args[1]
-    size = math.prod(shape)
-    memory = np.empty(size + 2 * shared.ALIGN, np.uint8)
-    skip = (shared.ROOM_SKEW - memory.ctypes.data) % shared.ALIGN
-    return partial(into, parsed, *args, memory[skip : skip + size].reshape(shape))
+    return partial(into, parsed, *args, shared.room_like(math.prod(shape)).reshape(shape))
 
 
 def _args(op: str, chunk: np.ndarray, data: bytes) -> tuple[Any, ...]:
