@@ -238,9 +238,9 @@ class Server:
     def reply_parts(self, reply: dict[str, Any], framing: str, request: object) -> list[bytes | bytearray | memoryview]:
         """What goes on the wire for ``reply``: in shared framing, its payload in the room the request offered, if it fits."""
         if framing == SHARED and self.region is not None and isinstance(request, dict):
-            at, room = request.get("reply_at"), request.get("reply_room")
             if self.placed is not None:
                 return placed_frame(reply, self.placed[1], self.placed[0])
+            at, room = request.get("reply_at"), request.get("reply_room")
             if _is_count(at) and _is_count(room) and at + room <= len(self.region):
                 return encode_placed(reply, self.region, at, room=room)
         return encode_message(reply, framing)

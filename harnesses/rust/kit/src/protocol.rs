@@ -945,18 +945,16 @@ mod tests {
     #[test]
     fn bench_times_decode_into_where_the_library_offers_it() {
         // "AA==" is the stream [0]: EchoInto's decode_into refuses it, its decode (Echo's) does not.
-        let input = || {
-            lines(&[
-                r#"{"seq":1,"op":"start","protocol":1}"#.into(),
-                format!(r#"{{"seq":2,"op":"parse","codec":{GRAY}}}"#),
-                r#"{"seq":3,"op":"bench","handle":"1","of":"decode","repeat":2,"data":"AA==","chunk_shape":[1,3]}"#.into(),
-                r#"{"seq":4,"op":"bench","handle":"1","of":"decode","repeat":2,"data":"AQI=","chunk_shape":[1,3]}"#.into(),
-            ])
-        };
-        let into = exchange_with(EchoInto, &input());
+        let input = lines(&[
+            r#"{"seq":1,"op":"start","protocol":1}"#.into(),
+            format!(r#"{{"seq":2,"op":"parse","codec":{GRAY}}}"#),
+            r#"{"seq":3,"op":"bench","handle":"1","of":"decode","repeat":2,"data":"AA==","chunk_shape":[1,3]}"#.into(),
+            r#"{"seq":4,"op":"bench","handle":"1","of":"decode","repeat":2,"data":"AQI=","chunk_shape":[1,3]}"#.into(),
+        ]);
+        let into = exchange_with(EchoInto, &input);
         assert_eq!(into[2].0["status"], "rejected", "decode_into was timed: its refusal ends the bench");
         assert_eq!(into[3].0["seconds"].as_array().map(Vec::len), Some(2));
-        let plain = exchange_with(Echo, &input());
+        let plain = exchange_with(Echo, &input);
         assert_eq!(plain[2].0["seconds"].as_array().map(Vec::len), Some(2), "no decode_into: decode was timed");
     }
 
