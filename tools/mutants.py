@@ -341,28 +341,54 @@ def _statements(tree: ast.Module, offsets: _Offsets) -> list[tuple[int, int]]:
     return spans
 
 
+def _units(tree: ast.Module, offsets: _Offsets, source: bytes) -> list[tuple[int, int]]:
+    """Byte spans of every statement that begins its line, at any depth, from its line's start (decorators included)."""
+    units = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            start, node_start = offsets.starts[first - 1], offsets.span(node)[0]
+            if first < node.lineno or not source[start:node_start].strip():
+                units.append((start, offsets.span(node)[1]))
+    return units
+
+
+def _dump(text: bytes) -> str | None:
+    """The AST of a statement's source, indented or not, as text (positions left out); None where it does not parse."""
+    try:
+        # An indented statement parses as the body of an "if" (a block may be indented by any amount); positions
+        # are not dumped, so the wrapper shifts nothing that is compared.
+        return ast.dump(ast.parse(b"if 1:\n" + text if text[:1] in b" \t" else text))
+    except SyntaxError:
+        return None
+
+
 def mutants_of(source: bytes, path: str, requirement_ids: list[str]) -> list[Mutant]:
     """Every mutant of one module that parses and changes its AST, with stable keys.
 
-    Each is parsed within its top-level statement only (an edit inside one statement cannot
-    make another fail to parse): parsing the whole module again per mutant cost minutes.
+    Each is parsed within the innermost statement that holds it and parses alone (an edit inside one statement
+    changes no other's AST): parsing the whole module again per mutant cost minutes, dumping the whole top-level
+    statement (a class) 25 of the 35 s all mutants of the package took.
     """
     tree = ast.parse(source)
     collector = _Collector(path, source, requirement_ids)
     collector.visit(tree)
     spans = _statements(tree, collector.offsets)
-    originals: dict[tuple[int, int], str] = {}
+    # Innermost first: the smallest span that holds a mutant is tried first.
+    units = sorted(_units(tree, collector.offsets, source), key=lambda u: u[1] - u[0])
+    originals: dict[tuple[int, int], str | None] = {}
     seen: dict[str, int] = {}
     out: list[Mutant] = []
     for m in collector.found:
-        a, b = next(span for span in spans if span[0] <= m.start and m.end <= span[1])
-        if (a, b) not in originals:
-            originals[(a, b)] = ast.dump(ast.parse(source[a:b]))
-        try:
-            changed = ast.dump(ast.parse(source[a : m.start] + m.replacement.encode() + source[m.end : b]))
-        except SyntaxError:
-            continue
-        if changed == originals[(a, b)]:
+        holders = [u for u in units if u[0] <= m.start and m.end <= u[1]]
+        holders.append(next(span for span in spans if span[0] <= m.start and m.end <= span[1]))
+        for a, b in holders:
+            if (a, b) not in originals:
+                originals[(a, b)] = _dump(source[a:b])
+            if originals[(a, b)] is not None:
+                break
+        changed = _dump(source[a : m.start] + m.replacement.encode() + source[m.end : b])
+        if changed is None or changed == originals[(a, b)]:
             continue
         base = Mutant(**{**m.__dict__, "occurrence": 1}).key
         seen[base] = seen.get(base, 0) + 1
