@@ -22,7 +22,7 @@ import pytest
 
 from zarr_jpeg_conformance.report import model
 
-#: The run of every wrong adapter is the first test's setup: about a minute and a half on 2 quiet cores, more on a busy machine.
+#: The run of every wrong adapter is the first test's setup: about two minutes on 2 quiet cores, more on a busy machine.
 pytestmark = pytest.mark.timeout(1800)
 
 TESTS = Path(__file__).resolve().parent

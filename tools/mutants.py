@@ -118,6 +118,10 @@ class _Offsets:
         end = self.starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[attr-defined]
         return start, end
 
+    def line_start(self, node: ast.stmt) -> int:
+        """Where the line of a statement's first decorator, or else of the statement itself, starts."""
+        return self.starts[min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1]
+
 
 class _Collector(ast.NodeVisitor):
     def __init__(self, path: str, source: bytes, requirement_ids: list[str]) -> None:
@@ -336,8 +340,7 @@ def _statements(tree: ast.Module, offsets: _Offsets) -> list[tuple[int, int]]:
     """Byte spans of the module's top-level statements, decorators included."""
     spans = []
     for node in tree.body:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        spans.append((offsets.starts[first - 1], offsets.span(node)[1]))
+        spans.append((offsets.line_start(node), offsets.span(node)[1]))
     return spans
 
 
@@ -346,10 +349,10 @@ def _units(tree: ast.Module, offsets: _Offsets, source: bytes) -> list[tuple[int
     units = []
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt):
-            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            start, node_start = offsets.starts[first - 1], offsets.span(node)[0]
-            if first < node.lineno or not source[start:node_start].strip():
-                units.append((start, offsets.span(node)[1]))
+            (node_start, end), start = offsets.span(node), offsets.line_start(node)
+            # Decorators, or nothing but indentation, before the statement on its first line.
+            if getattr(node, "decorator_list", None) or not source[start:node_start].strip():
+                units.append((start, end))
     return units
 
 
@@ -451,7 +454,7 @@ def names_bound(source: bytes, mutant: Mutant) -> set[str]:
         for node in body:
             start, end = offsets.span(node)
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                start = offsets.starts[min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1]
+                start = offsets.line_start(node)
             if not (start <= mutant.start and mutant.end <= end):
                 continue
             if isinstance(node, ast.Assign):
