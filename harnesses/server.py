@@ -39,7 +39,7 @@ from ..protocol.framing import (
     encode_placed,
     placed_frame,
 )
-from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
+from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes, is_shape
 
 #: Bounds a bench request: a client's slip must not hold the harness for hours.
 MAX_REPEAT = 100_000
@@ -141,7 +141,7 @@ class Server:
     def _decode(self, request: dict[str, Any], spare: np.ndarray | None = None) -> dict[str, Any]:
         parsed = self._parsed(request)
         shape = request.get("chunk_shape")
-        if not _is_shape(shape):
+        if not is_shape(shape):
             raise BadRequest(f"decode request: 'chunk_shape' must be a list of non-negative integers, got {shape!r}")
         try:
             data = field_bytes(request.get("data"))
@@ -170,12 +170,12 @@ class Server:
         copied out of the region before, so a room that overlaps it, which the client never offers, changes nothing.)
         """
         at, room = request.get("reply_at"), request.get("reply_room")
-        if self.region is None or self.framing != SHARED or not _is_count(at) or not _is_count(room):
+        if self.region is None or self.framing != SHARED or type(at) is not int or type(room) is not int or at < 0 or room < 0:
             return None
         size = math.prod(shape)
         if size == 0 or size > room or at + size > len(self.region):
             return None
-        return np.frombuffer(self.region, np.uint8, size, at).reshape(shape)
+        return np.ndarray(shape, np.uint8, self.region, at)
 
     def _bench(self, request: dict[str, Any]) -> dict[str, Any]:
         """The seconds each of ``repeat`` runs of the encode or decode request ``of`` takes here, in a row."""
@@ -271,10 +271,6 @@ def _is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _is_shape(value: object) -> TypeGuard[list[int]]:
-    return isinstance(value, list) and all(_is_count(n) for n in value)
-
-
 def _map_region(region: object) -> memoryview | None:
     """The client's region of shared framing, mapped; None if the start request names none this process can map."""
     if not isinstance(region, dict) or not isinstance(region.get("path"), str) or not _is_count(region.get("size")):
@@ -313,6 +309,11 @@ def _writer(replies: IO[bytes]) -> Callable[[list[bytes | bytearray | memoryview
     replies.flush()
 
     def writev(parts: list[bytes | bytearray | memoryview]) -> None:
+        if len(parts) == 1 and type(parts[0]) is bytes:  # a header alone, as most frames of shared framing are
+            n = os.write(fd, parts[0])
+            if n == len(parts[0]):
+                return
+            parts = [memoryview(parts[0])[n:]]  # cut short by a signal: the rest as below
         views = [memoryview(p).cast("B") for p in parts]
         while views:
             n = os.writev(fd, views)  # a blocking pipe takes it all, unless a signal cuts it short

@@ -20,8 +20,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 JSON_LINES = "json"
 BINARY = "binary"
@@ -88,7 +87,7 @@ def _with_bytes_field(message: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
     copy = dict(message)
     chunk = copy.get("chunk")
     holder = copy
-    if isinstance(chunk, Mapping):
+    if chunk is not None and (type(chunk) is dict or isinstance(chunk, Mapping)):
         holder = copy["chunk"] = dict(chunk)
     data = holder.get("data")
     return copy, holder, data if isinstance(data, _BYTES) else None
@@ -182,9 +181,12 @@ def attach_payload(header: dict[str, Any], payload: bytes | bytearray | memoryvi
     return header
 
 
-@dataclass(frozen=True)
-class Frame:
-    """One message read from the stream (any JSON value; a dict for every valid message)."""
+class Frame(NamedTuple):
+    """One message read from the stream (any JSON value; a dict for every valid message).
+
+    A named tuple, not a frozen dataclass: one is made per message, and a frozen dataclass's fields are set one by one
+    through ``object.__setattr__`` (0.65 against 0.2 us).
+    """
 
     message: Any
     #: Bytes it took on the wire, newline and payload included (a payload in the shared region: not).
@@ -261,6 +263,9 @@ class FrameReader:
 
     def pop_from(self, stream: BinaryIO) -> Frame | None:
         """The next whole message, reading a blocking stream as needed; None at its end."""
+        frame = self.pop()  # pipelined, the next request is often here already
+        if frame is not None:
+            return frame
         # readinto1 of a buffered stream reads a large message straight into these buffers.
         readinto = getattr(stream, "readinto1", None) or stream.readinto  # type: ignore[attr-defined]  # typeshed omits it
         while (frame := self.pop()) is None:
@@ -280,7 +285,7 @@ class FrameReader:
     def _in_region(self, message: dict[str, Any], size: int, line_size: int) -> Frame:
         """The frame of a header whose payload lies in the shared region, at ``"at"``: a view of it, not a copy."""
         at = message.pop("at")
-        if not isinstance(at, int) or isinstance(at, bool) or at < 0:
+        if type(at) is not int or at < 0:  # JSON's integers are exactly int
             raise FrameError(f"the frame header has 'at': {at!r}, not an offset (an integer >= 0)")
         if self.region is None or at + size > len(self.region):
             where = "no shared region" if self.region is None else f"a region of {len(self.region)} bytes"
@@ -301,13 +306,13 @@ class FrameReader:
             line = self._buf[:end]
             self._consume(end + 1)
             self._scanned = 0
-            if self.skip_blank and not line.strip():
+            if self.skip_blank and (not line or line.isspace()):
                 continue
             message = _loads(line)
             if self.framing == JSON_LINES or not isinstance(message, dict) or "payload" not in message:
                 return Frame(message, end + 1)
             size = message["payload"]
-            if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            if type(size) is not int or size < 0:
                 raise FrameError(f"the frame header has 'payload': {size!r}, not a byte count (an integer >= 0)")
             if self.cap is not None and end + size > self.cap:
                 raise MessageTooLarge(end + size, self.cap, declared=True)

@@ -13,7 +13,7 @@ import base64
 import binascii
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -34,7 +34,12 @@ WIRE_DTYPES = frozenset(
 _WIRE_OF: dict[np.dtype[Any], tuple[str, np.dtype[Any]]] = {
     np.dtype(name): (name, np.dtype(name).newbyteorder("<")) for name in WIRE_DTYPES
 }
-_DTYPE_OF: dict[str, tuple[np.dtype[Any], np.dtype[Any]]] = {name: (np.dtype(name).newbyteorder("<"), np.dtype(name)) for name in WIRE_DTYPES}
+_INT = {int}
+#: The little-endian and the native dtype of each wire name, and whether they are the same (no conversion).
+_DTYPE_OF: dict[str, tuple[np.dtype[Any], np.dtype[Any], bool]] = {
+    name: (np.dtype(name).newbyteorder("<"), np.dtype(name), np.dtype(name).newbyteorder("<") == np.dtype(name))
+    for name in WIRE_DTYPES
+}
 
 
 def array_to_wire(array: np.ndarray, *, raw: bool = False) -> dict[str, Any]:
@@ -54,26 +59,38 @@ def array_to_wire(array: np.ndarray, *, raw: bool = False) -> dict[str, Any]:
     return {"shape": list(array.shape), "dtype": name, "data": data if raw else base64.b64encode(data).decode("ascii")}
 
 
+def is_shape(value: object) -> TypeGuard[list[int]]:
+    """Whether a message's value is a shape: a list of integers >= 0 (JSON's integers are exactly int; a bool is not
+    one). Per request: a set of the items' types and a min are 0.5 us against 1.0 for a test of each item."""
+    return type(value) is list and set(map(type, value)) <= _INT and (not value or min(value) >= 0)
+
+
 def array_from_wire(obj: Mapping[str, Any], *, borrow: bool = False) -> np.ndarray:
     """The array of a wire ``{"shape", "dtype", "data"}`` object; ValueError if it is inconsistent.
 
     With ``borrow``, samples that are a memoryview (a payload in the shared region) and already native are not
-    copied: the array is a read-only view, valid while the memory is (a harness's request, until it replies).
+    copied: the array is a view of that memory, valid while the memory is (a harness's request, until it replies).
     """
     name, shape = obj.get("dtype"), obj.get("shape")
     if name not in WIRE_DTYPES:
         raise ValueError(f"unknown wire dtype {name!r}")
-    if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+    if not is_shape(shape):
         raise ValueError(f"wire shape must be a list of non-negative integers, got {shape!r}")
     data = obj.get("data")
-    # A binary frame's payload (a bytearray nobody else holds) becomes the array's memory.
-    raw = data if isinstance(data, bytearray | memoryview) else field_bytes(data)
-    dtype, native = _DTYPE_OF[name]
+    raw: bytes | bytearray | memoryview
+    if isinstance(data, memoryview):
+        raw, size, owned = data, data.nbytes, borrow
+    elif isinstance(data, bytearray):  # a binary frame's payload, which nobody else holds: the array's memory
+        raw, size, owned = data, len(data), True
+    else:
+        raw = field_bytes(data)
+        size, owned = len(raw), False
+    dtype, native, same = _DTYPE_OF[name]
     count = math.prod(shape)
-    size = raw.nbytes if isinstance(raw, memoryview) else len(raw)
     if size != count * dtype.itemsize:
         raise ValueError(f"wire data has {size} bytes, shape {shape} of {name} needs {count * dtype.itemsize}")
-    owned = isinstance(raw, bytearray) or (borrow and isinstance(raw, memoryview))
+    if owned and same:
+        return np.ndarray(shape, native, raw)  # its memory as it is: 0.3 us, where frombuffer and reshape take 0.7
     return np.frombuffer(raw, dtype=dtype).astype(native, copy=not owned).reshape(shape)
 
 
@@ -95,4 +112,4 @@ def b64decode(text: object) -> bytes:
         raise ValueError(f"invalid base64 data: {exc}") from exc
 
 
-__all__ = ["PROTOCOL_VERSION", "TEXT_CAP", "WIRE_DTYPES", "array_from_wire", "array_to_wire", "b64decode", "field_bytes"]
+__all__ = ["PROTOCOL_VERSION", "TEXT_CAP", "WIRE_DTYPES", "array_from_wire", "array_to_wire", "b64decode", "field_bytes", "is_shape"]

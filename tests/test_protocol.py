@@ -399,6 +399,42 @@ def test_wire_arrays_are_checked() -> None:
         array_from_wire({"shape": [2], "dtype": "uint16", "data": "AAA="})
     with pytest.raises(ValueError, match="base64"):
         array_from_wire({"shape": [1], "dtype": "uint8", "data": "A"})
+    for shape in ([True], [2, -1], (2,), [2.0], "2"):
+        with pytest.raises(ValueError, match="shape"):
+            array_from_wire({"shape": shape, "dtype": "uint8", "data": bytearray(2)})
+
+
+def test_a_wire_array_owns_or_borrows_its_memory_as_documented() -> None:
+    payload = bytearray(range(6))
+    assert np.shares_memory(array_from_wire({"shape": [2, 3], "dtype": "uint8", "data": payload}), np.frombuffer(payload, np.uint8)), \
+        "a binary frame's payload, which nobody else holds, becomes the array's memory"
+    region = bytearray(range(8))
+    view = memoryview(region)[2:8]
+    borrowed = array_from_wire({"shape": [3], "dtype": "uint16", "data": view}, borrow=True)
+    copied = array_from_wire({"shape": [3], "dtype": "uint16", "data": view})
+    assert borrowed.tolist() == copied.tolist() == np.frombuffer(view, "<u2").tolist()
+    assert np.shares_memory(borrowed, np.frombuffer(region, np.uint8)), "borrowed: the region's memory"
+    assert not np.shares_memory(copied, np.frombuffer(region, np.uint8)), "not borrowed: a copy the caller owns"
+    assert array_from_wire({"shape": [2], "dtype": "uint8", "data": b"\x01\x02"}).flags.writeable, "bytes are copied"
+
+
+def test_the_server_writes_every_byte_of_a_reply_that_a_signal_cuts_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zarr_jpeg_conformance.harnesses import server as server_module
+
+    def short(write: Any) -> Any:  # at most 5 bytes a call, as a write cut short by a signal returns
+        return lambda fd, data: write(fd, data[:5] if isinstance(data, bytes | memoryview) else [memoryview(data[0])[:5]])
+
+    monkeypatch.setattr(server_module, "os", type("os", (), {"write": staticmethod(short(os.write)),
+                                                             "writev": staticmethod(short(os.writev))}))
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as incoming, os.fdopen(write_end, "wb") as outgoing:
+        write = server_module._writer(outgoing)
+        parts: list[list[bytes | bytearray | memoryview]] = [[b'{"seq":1}\n'], [b'{"seq":2,"payload":11}\n', b"hello world"],
+                                                            [bytearray(b"x" * 12), memoryview(b"y" * 3)]]
+        for message in parts:
+            write(message)
+        outgoing.close()
+        assert incoming.read() == b"".join(bytes(p) for message in parts for p in message)
 
 
 # ------------------------------------------------------------------ the Python server (harnesses.server)
