@@ -170,7 +170,7 @@ class Server:
         copied out of the region before, so a room that overlaps it, which the client never offers, changes nothing.)
         """
         at, room = request.get("reply_at"), request.get("reply_room")
-        if self.region is None or self.framing != SHARED or type(at) is not int or type(room) is not int or at < 0 or room < 0:
+        if self.region is None or self.framing != SHARED or not _is_count(at) or not _is_count(room):
             return None
         size = math.prod(shape)
         if size == 0 or size > room or at + size > len(self.region):
@@ -268,7 +268,7 @@ class Server:
 
 
 def _is_count(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return type(value) is int and value >= 0  # JSON's integers are exactly int (a bool is not one)
 
 
 def _map_region(region: object) -> memoryview | None:
