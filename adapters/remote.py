@@ -338,6 +338,22 @@ class ExecAdapter:
         """:meth:`decode` of each stream to a chunk of ``chunk_shape``, with up to ``window`` requests in flight."""
         return self._many("decode", parsed, _bodies(_decode_body, streams, chunk_shape), self._chunk_of, window)
 
+    def run_many(self, op: str, parsed: object, items: Sequence[Any], *rest: Any, window: int = WINDOW) -> list[Exception | None]:
+        """Each item's outcome of :meth:`encode_many` (``op`` "encode") or :meth:`decode_many` ("decode", ``rest``: the
+        chunk shape), without its value: None where the call succeeded.
+
+        Every reply is read, checked and unpacked as there, and its value freed at once. For a caller that needs only
+        whether each call succeeded, as a benchmark does: a batch that held its results would take fresh memory for
+        each (600 decoded 256x256x3 chunks, 118 MB: 47 page faults a call), where a caller in its steady state frees
+        each result and its memory is used again. Measured, shared framing, batches of 600: the client's CPU per decode
+        fell from 293-322 us to 118-131 us.
+        """
+        if op == "encode":
+            return self._many(op, parsed, _bodies(_encode_body, items), self._stream_of, window, keep=False)
+        if op == "decode":
+            return self._many(op, parsed, _bodies(_decode_body, items, *rest), self._chunk_of, window, keep=False)
+        raise ValueError(f"op must be 'encode' or 'decode', got {op!r}")
+
     def bench(self, parsed: object, of: str, repeat: int, *args: Any) -> list[float]:
         """Seconds each of ``repeat`` runs of an encode (``args``: the chunk) or a decode (the stream
         and the chunk shape) takes inside the harness, one after another: the library's own speed
@@ -373,8 +389,9 @@ class ExecAdapter:
             raise self._violation(f"decode reply: {exc}") from exc
 
     def _many(
-        self, op: str, parsed: object, bodies: Sequence[dict[str, Any] | Exception], unpack: Callable[[dict[str, Any]], T], window: int
-    ) -> list[T | Exception]:
+        self, op: str, parsed: object, bodies: Sequence[dict[str, Any] | Exception], unpack: Callable[[dict[str, Any]], T], window: int,
+        *, keep: bool = True,
+    ) -> list[Any]:
         """Send ``op`` with each body, up to ``window`` requests ahead of the replies, and read the replies in order.
 
         Each item's outcome is what a call of its own would give: the value, a
@@ -386,7 +403,8 @@ class ExecAdapter:
         process, so each gets its own outcome. A second reply to a request of this batch
         that comes before the batch's last reply fails that request (the harness is killed,
         as for any second reply that comes with the first). A body that is an exception is
-        that item's outcome, and nothing is sent for it.
+        that item's outcome, and nothing is sent for it. Without ``keep``, a value is unpacked and dropped: None stands
+        for it.
         """
         if window < 1:
             raise ValueError(f"window must be at least 1, got {window}")
@@ -415,7 +433,8 @@ class ExecAdapter:
                     i, sent = in_flight[0]
                     try:
                         reply = self._receive(sent, batch=answered, last=len(in_flight) == 1)
-                        results[i] = unpack(reply)
+                        value = unpack(reply)
+                        results[i] = value if keep else None
                     except (HarnessRejection, HarnessError) as exc:  # a reply: the process goes on
                         results[i] = exc
                     except HarnessFailure as exc:  # the process is gone, with the replies it owed

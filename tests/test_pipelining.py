@@ -32,7 +32,7 @@ from zarr_jpeg_conformance.adapters.remote import (
 )
 from zarr_jpeg_conformance.corpus.images import make_image
 from zarr_jpeg_conformance.corpus.modes import codec
-from zarr_jpeg_conformance.protocol.framing import BINARY, JSON_LINES
+from zarr_jpeg_conformance.protocol.framing import BINARY, JSON_LINES, SHARED
 
 TESTS = Path(__file__).resolve().parent
 SERVER = [sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server"]
@@ -122,6 +122,23 @@ def test_pipelined_calls_give_exactly_the_results_of_single_calls(served: ExecAd
     assert served.starts == starts, "rejections in a window must not restart the harness"
 
 
+@pytest.mark.parametrize("framings", [*FRAMINGS.values(), [JSON_LINES, BINARY, SHARED]], ids=[*FRAMINGS, "shared"])
+def test_run_many_gives_each_outcome_without_its_value(framings: list[str]) -> None:
+    """A benchmark's batch: every reply read and checked as encode_many and decode_many do, each value dropped."""
+    shape = (16, 24)
+    with ExecAdapter([*SERVER, _backend()], framings=framings) as adapter:
+        parsed = adapter.parse(GRAY)
+        chunks: list[object] = [*_gray(2), np.zeros((4, 4), np.uint16), "not an array", *_gray(2)]
+        kept = adapter.encode_many(parsed, chunks, window=3)  # type: ignore[arg-type]
+        _same(adapter.run_many("encode", parsed, chunks, window=3), [e if isinstance(e, Exception) else None for e in kept])
+        data = [kept[0], b"\xff\xd8", kept[0]]  # the chunks differ in height: only the first is 16 x 24
+        kept = adapter.decode_many(parsed, data, shape, window=3)  # type: ignore[arg-type]
+        assert [type(e) for e in kept] == [np.ndarray, HarnessRejection, np.ndarray]
+        _same(adapter.run_many("decode", parsed, data, shape, window=3), [e if isinstance(e, Exception) else None for e in kept])
+        with pytest.raises(ValueError, match="op must be 'encode' or 'decode', got 'bench'"):
+            adapter.run_many("bench", parsed, data)
+
+
 def test_in_process_adapters_get_the_same_calls_as_plain_loops() -> None:
     local = load_adapter(_backend())
     parsed = local.parse(GRAY)
@@ -161,6 +178,9 @@ def test_a_crash_in_a_window_is_charged_to_its_request_and_the_rest_are_sent_aga
         assert [g for i, g in enumerate(got) if i != 2] == expected
         assert adapter.starts == 2 and parsed.generation == 2, "the requests behind the crash go to a fresh process"
         assert adapter.incidents == [crash]
+        outcomes = adapter.run_many("encode", parsed, [good[0], good[1], TRIGGER, good[2], good[3]], window=8)
+        assert [o is None for o in outcomes] == [True, True, False, True, True] and isinstance(outcomes[2], HarnessCrashed)
+        assert adapter.starts == 3
 
 
 def test_a_timeout_in_a_window_is_charged_to_the_request_the_harness_hangs_on() -> None:
