@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,12 +51,24 @@ MODULE = {"RefusesUnusualIds": "wrong_adapters_corpus"}
 #: changed by a colour rule, so the colour-marker cases are left to the other tests).
 LEGAL_SELECT = "(reference or foreign) and not cmyk and not precision and not lossless-16bit and not jfif-app14"
 LEGAL = ["RepeatsChroma", "FloatIdct", "AtTheBounds"]
-#: Lets the stuck decoders time out after 5 s of wall time or 0.5 s of CPU instead of the suite's bounds.
-SHORT_TIMEOUT = """
+#: Lets the stuck decoders time out after 5 s of wall time or 0.5 s of CPU instead of the suite's bounds, for the inner
+#: run only. The inner run can get the very module object of this session's own run of the suite (pytest's importlib
+#: mode names it from its path, and finds it imported already), so the suite's bounds are put back when it ends: left
+#: short, they timed out a legal decode of the outer run in CI (pillow, 501 progressive scans, past 0.5 s of CPU).
+SHORT_WALL, SHORT_CPU = 5.0, 0.5
+SHORT_TIMEOUT = f"""
+_SAVED = []
+
 def pytest_collection_modifyitems(items):
-    for item in items:
-        item.module.DECODE_WALL_LIMIT = 5.0
-        item.module.DECODE_CPU_LIMIT = 0.5
+    for module in {{id(item.module): item.module for item in items}}.values():
+        _SAVED.append((module, module.DECODE_WALL_LIMIT, module.DECODE_CPU_LIMIT))
+        module.DECODE_WALL_LIMIT = {SHORT_WALL}
+        module.DECODE_CPU_LIMIT = {SHORT_CPU}
+
+def pytest_unconfigure(config):
+    while _SAVED:
+        module, wall, cpu = _SAVED.pop()
+        module.DECODE_WALL_LIMIT, module.DECODE_CPU_LIMIT = wall, cpu
 """
 
 
@@ -193,6 +206,20 @@ def test_a_timed_out_decode_is_said_in_later_cases_and_does_not_decide_them(pyte
     # Cases run in id order, so every other selected case comes after random-bytes.
     assert all(r["metrics"].get("runaway") == "stream.malformed.random-bytes" and "may still be running" in r["message"]
                for r in later), later
+
+
+def test_the_short_bounds_end_with_the_inner_run(pytester: pytest.Pytester) -> None:
+    """The inner runs' short bounds do not outlive them: the suite module this session runs has the suite's own bounds.
+
+    Collected with suites/ (as the README's test command and CI do), this session imported the suite before any inner
+    run, and an inner run finds that module: the check then sees the very object the short bounds were set on.
+    """
+    assert _run(pytester, "imagecodecs", "random-bytes")
+    mine = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None) and Path(m.__file__).resolve() == SUITE]
+    if not mine:
+        pytest.skip("suites/test_decode_streams.py is not collected in this session: run with suites/ collected too")
+    assert all(m.DECODE_CPU_LIMIT != SHORT_CPU and m.DECODE_WALL_LIMIT != SHORT_WALL for m in mine), [
+        (m.__name__, m.DECODE_CPU_LIMIT, m.DECODE_WALL_LIMIT) for m in mine]
 
 
 @pytest.mark.parametrize("legal", LEGAL)
