@@ -57,18 +57,17 @@ LEGAL = ["RepeatsChroma", "FloatIdct", "AtTheBounds"]
 #: short, they timed out a legal decode of the outer run in CI (pillow, 501 progressive scans, past 0.5 s of CPU).
 SHORT_WALL, SHORT_CPU = 5.0, 0.5
 SHORT_TIMEOUT = f"""
-_SAVED = []
+import pytest
+
+_PATCH = pytest.MonkeyPatch()
 
 def pytest_collection_modifyitems(items):
-    for module in {{id(item.module): item.module for item in items}}.values():
-        _SAVED.append((module, module.DECODE_WALL_LIMIT, module.DECODE_CPU_LIMIT))
-        module.DECODE_WALL_LIMIT = {SHORT_WALL}
-        module.DECODE_CPU_LIMIT = {SHORT_CPU}
+    for item in items:
+        _PATCH.setattr(item.module, "DECODE_WALL_LIMIT", {SHORT_WALL})
+        _PATCH.setattr(item.module, "DECODE_CPU_LIMIT", {SHORT_CPU})
 
 def pytest_unconfigure(config):
-    while _SAVED:
-        module, wall, cpu = _SAVED.pop()
-        module.DECODE_WALL_LIMIT, module.DECODE_CPU_LIMIT = wall, cpu
+    _PATCH.undo()
 """
 
 
