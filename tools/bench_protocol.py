@@ -28,7 +28,10 @@ Two measurements, each printed as ratios from this one run:
      same encode or decode, ``--batch`` times in a row, with its own monotonic clock; a JVM
      is as warm for it as for the calls through the protocol). A decode-only harness is
      measured on decode, with a stream the built-in adapter wrote. The Python server answers
-     ``bench`` too, shown as ``in harness``: the adapter's speed in the harness's process.
+     ``bench`` too, shown as ``in harness``: the adapter's speed in the harness's process. Its verdict stays on in
+     process, the stricter reference (what running the adapter in process gives); a line after it gives the same
+     pipelined path over in harness, the target as worded ("its library's in-harness throughput"), since the same
+     library ran 0.73-1.0x as fast in the server's process as in this one, in runs of the same code.
 
    The paths are timed in interleaved rounds (``--batch`` calls in a row per path, the
    order rotated each round, so machine noise hits them alike) and compared by their
@@ -225,6 +228,8 @@ def _in_harness(adapter: ExecAdapter, parsed: object, op: str, args: tuple[Any, 
 #: What keeps a CPU busy beside the harness: a loop of the interpreter, as the client's work is.
 SPIN = "while True:\n    pass\n"
 BUSY = "in harness, busy"
+#: The path timed by the harness itself (``bench``).
+IN_HARNESS = "in harness"
 
 
 def _in_harness_beside_busy(adapter: ExecAdapter, parsed: object, op: str, args: tuple[Any, ...]) -> Call:
@@ -296,6 +301,7 @@ def _measure(
     print(f"{'op':7} {'path':17} {'wall ms':>8} {'MB/s':>7} {'wall x':>7} {'client':>7} {'harness':>7} {'cpu x':>6} {'par x':>6}")
     verdict = []
     ceilings: dict[str, float] = {}
+    own: dict[str, tuple[str, float]] = {}
     for op in ops:
         calls = paths(op)
         batches = _warm_up(calls, pids, timing)
@@ -309,11 +315,19 @@ def _measure(
         best = max((label for label in PIPELINED if label in calls), key=lambda label: ref_wall / wall[label])
         verdict.append((op, best, ref_wall / wall[best], ref_cpu / (client[best] + harness[best]),
                         ref_cpu / max(client[best], harness[best])))
+        if reference != IN_HARNESS and IN_HARNESS in calls:
+            own[op] = (best, wall[IN_HARNESS] / wall[best])
         if BUSY in calls:
             ceilings[op] = ref_wall / wall[BUSY]
     met = _verdict({op: r for op, _, r, _, _ in verdict}, ceilings)
     shown = "; ".join(f"{op} {w:.2f}x wall by {best} ({c:.2f}x cpu, {p:.2f}x par)" for op, best, w, c, p in verdict)
     print(f"{title}: the faster pipelined path / {reference}: {shown} (target >= {TARGET}x wall: {met})")
+    if own:
+        # The target as worded ("its library's in-harness throughput"); the verdict above stays on the
+        # stricter reference, the same library in this process, which is what running it in process would give.
+        shown = "; ".join(f"{op} {r:.2f}x by {best}" for op, (best, r) in own.items())
+        print(f"{title}: the same path / {IN_HARNESS} (the library's own speed in the harness process, not the verdict's "
+              f"reference): {shown}")
     if ceilings:
         shown = "; ".join(f"{op} {r:.2f}x" for op, r in ceilings.items())
         print(f"{title}: the library beside a busy CPU / {reference}: {shown} (what the client's own work beside "
@@ -347,7 +361,7 @@ def _protocol_paths(remotes: Mapping[str, ExecAdapter], parsed: Mapping[str, obj
 def _pids(remotes: Mapping[str, ExecAdapter]) -> dict[str, int | None]:
     """The harness process behind each path (the in-harness path runs in the binary one)."""
     pids = {label: a.pid for label, a in remotes.items()}
-    pids["in harness"] = pids[BUSY] = pids["binary"]
+    pids[IN_HARNESS] = pids[BUSY] = pids["binary"]
     pids.update({label: pids[offer] for label, offer in PIPELINED.items() if offer in pids})
     return pids
 
@@ -386,7 +400,7 @@ def python_server(impl: str, timing: Timing, size: int) -> None:
             return {
                 "in process": _repeated(_in_process(local, mine, op, args)),
                 **_protocol_paths(remotes, parsed, op, args, timing.window),
-                "in harness": _in_harness(binary, parsed["binary"], op, args),
+                IN_HARNESS: _in_harness(binary, parsed["binary"], op, args),
                 BUSY: _in_harness_beside_busy(binary, parsed["binary"], op, args),
             }
 
@@ -417,10 +431,10 @@ def shipped_harness(name: str, impl: str, timing: Timing, size: int) -> None:
 
         def paths(op: str) -> dict[str, Call]:
             args = _args(op, chunk, data)
-            return {"in harness": _in_harness(binary, parsed["binary"], op, args), **_protocol_paths(remotes, parsed, op, args, timing.window),
+            return {IN_HARNESS: _in_harness(binary, parsed["binary"], op, args), **_protocol_paths(remotes, parsed, op, args, timing.window),
                     BUSY: _in_harness_beside_busy(binary, parsed["binary"], op, args)}
 
-        _measure(name, "in harness", paths, _pids(remotes), chunk, data, timing, ops)
+        _measure(name, IN_HARNESS, paths, _pids(remotes), chunk, data, timing, ops)
     finally:
         for adapter in remotes.values():
             adapter.close()
