@@ -141,14 +141,14 @@ def differing_places(a: Any, b: Any) -> list[str]:
     exactly one place, so that a rejection of the case can only be about that place.
     """
     if not (isinstance(a, dict) and isinstance(b, dict)):
-        return [] if a == b else ["<codec>"]
-    if {} in (a.get("configuration"), b.get("configuration")) and a.get("configuration") != b.get("configuration"):
+        return [] if _same(a, b) else ["<codec>"]
+    if {} in (a.get("configuration"), b.get("configuration")) and not _same(a.get("configuration"), b.get("configuration")):
         rest = differing_places({k: v for k, v in a.items() if k != "configuration"},
                                 {k: v for k, v in b.items() if k != "configuration"})
         return [*rest, "configuration"]
     places = []
     for key in sorted(set(a) & set(b)):
-        if a[key] == b[key]:
+        if _same(a[key], b[key]):
             continue
         if key == "configuration" and isinstance(a[key], dict) and isinstance(b[key], dict):
             places += [f"configuration.{p}" for p in differing_places(a[key], b[key])]
@@ -156,12 +156,17 @@ def differing_places(a: Any, b: Any) -> list[str]:
             places.append(key)
     only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
     for x in list(only_a):
-        y = next((k for k in only_b if b[k] == a[x]), None)
+        y = next((k for k in only_b if _same(b[k], a[x])), None)
         if y is not None:
             only_a.remove(x)
             only_b.remove(y)
             places.append(f"{x} -> {y}")
     return places + only_a + only_b
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values: true is not 1, and 1.0 is not 1 (Python's == says both are)."""
+    return _key(a) == _key(b)
 
 
 def chunk_places(a: ChunkCase, b: ChunkCase) -> list[str]:

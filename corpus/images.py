@@ -16,7 +16,11 @@ import numpy as np
 from .registry import resource
 
 KINDS = ("gradient", "noise", "edges", "checker", "detail", "zeros", "full", "natural", "fluorescence", "ramp", "axes",
-         "offsets", "luma", "chroma-edges")
+         "offsets", "luma", "chroma-edges", "gamut")
+#: The corners of the RGB cube (black, the primaries, the secondaries, white) and saturated blends between them:
+#: where a colour conversion without clamping wraps at 256, and another matrix than T.871's is far off.
+GAMUT = ((0, 0, 0), (255, 0, 0), (0, 255, 0), (0, 0, 255), (0, 255, 255), (255, 0, 255), (255, 255, 0), (255, 255, 255),
+         (255, 128, 0), (0, 128, 255), (128, 0, 255), (128, 128, 128))
 #: The public-domain NASA portrait shipped by scikit-image (astronaut), a 192x192 crop.
 NATURAL = ("fixtures", "images", "astronaut-192.npy")
 
@@ -79,6 +83,11 @@ def make_image(kind: str, height: int, width: int, channels: int = 3, seed: int 
             p = np.array(p, dtype=np.float64)
             p[:, -1] = (230, 40, 60)[c % 3] if channels == 3 else 230
             p[-1, :] = (40, 200, 230)[c % 3] if channels == 3 else 40
+        elif kind == "gamut":
+            # 16x16 patches (whole MCUs of every required scheme), one colour of GAMUT each: every colour once in
+            # each 48x64 area, in an order (times 5, coprime with 12) that puts unlike colours side by side.
+            index = (((y // 16) * 4 + x // 16) * 5).astype(np.int64) % len(GAMUT)
+            p = np.array([colour[c % 3] for colour in GAMUT], dtype=np.float64)[index]
         elif kind == "noise":
             p = rng.integers(0, 256, size=(height, width)).astype(np.float64)
         elif kind == "edges":

@@ -7,6 +7,7 @@ and upsampling and converting them itself:
 
 legal
     ``repeat``: chroma samples repeated over the samples they cover (Go, the JavaScript decoders);
+    ``bicubic``: chroma interpolated by Catmull-Rom, sited as JFIF sites it (a sharper upsampler than libjpeg's);
     ``triangle``: libjpeg's "fancy" filter, 3/4 of the nearest chroma sample and 1/4 of the
     next one, edges repeated (what libjpeg-turbo's own decode does, within rounding);
     ``float_idct``: djpeg's floating-point IDCT with triangle upsampling (djpeg, if installed).
@@ -15,7 +16,9 @@ wrong
     ``limited_range``: the samples read as studio-range YCbCr (BT.601 16-235), not JFIF's full range;
     ``shifted_chroma``: chroma one sample too far right and down;
     ``wrong_phase``: the triangle filter with its neighbours on the wrong side;
-    ``edge_rule``: the last chroma sample of each row and column replaced by the one before.
+    ``edge_rule``: the last chroma sample of each row and column replaced by the one before;
+    ``bt709``: YCbCr converted to RGB by the BT.709 matrix; ``wraps``: converted modulo 256, not clamped;
+    ``swapped_chroma``: Cb read as Cr and Cr as Cb; ``plus_one``: every sample one level too bright.
 
 Each takes (data, config, chunk_shape) and returns the decode, or raises LookupError where it
 cannot decode the stream. ``python -m zarr_jpeg_conformance.generate_fixtures --measure``
@@ -60,6 +63,9 @@ def _upsample(plane: np.ndarray, fy: int, fx: int, height: int, width: int, kind
     for axis, f in ((0, fy), (1, fx)):
         if f == 1:
             continue
+        if kind == "bicubic" and f == 2:
+            p = _bicubic(p, axis)
+            continue
         if kind == "repeat" or f != 2:
             p = np.repeat(p, f, axis=axis)
             continue
@@ -71,8 +77,20 @@ def _upsample(plane: np.ndarray, fy: int, fx: int, height: int, width: int, kind
     return p[:height, :width]
 
 
+def _bicubic(p: np.ndarray, axis: int) -> np.ndarray:
+    """Twice as many samples along ``axis`` by Catmull-Rom interpolation, sited as JFIF sites chroma (each output at
+    +-1/4 of a chroma sample from its centre), edges repeated."""
+    n = p.shape[axis]
+    at = lambda offset: np.take(p, np.clip(np.arange(n) + offset, 0, n - 1), axis=axis)  # noqa: E731
+    # Catmull-Rom weights at a quarter of a sample: (-3/128, 111/128, 29/128, -9/128) from the far side to the near one.
+    near = (-9 * at(-2) + 111 * at(0) + 29 * at(-1) - 3 * at(1)) / 128
+    far = (-9 * at(2) + 111 * at(0) + 29 * at(1) - 3 * at(-1)) / 128
+    return np.stack([near, far], axis=axis + 1).reshape(*p.shape[:axis], -1, *p.shape[axis + 1:])
+
+
 def _from_planes(data: bytes, config: JpegConfig, shape: tuple[int, ...], kind: str, *, flags: int = 0,
-                 chroma: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+                 chroma: Callable[[np.ndarray], np.ndarray] | None = None,
+                 convert: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
     height, width = shape[0], shape[1]
     if config.components == 1:
         tj = _tj()
@@ -91,6 +109,8 @@ def _from_planes(data: bytes, config: JpegConfig, shape: tuple[int, ...], kind: 
         plane = chroma(plane) if chroma else plane
         full.append(_upsample(plane, fy, fx, height, width, kind))
     ycc = np.clip(np.rint(np.stack(full, axis=-1)), 0, 255).astype(np.uint8)
+    if convert is not None and config.decoded_color_space != "ycbcr":
+        return convert(ycc).reshape(shape)
     return (ycc if config.decoded_color_space == "ycbcr" else color.ycbcr_to_rgb(ycc)).reshape(shape)
 
 
@@ -167,14 +187,58 @@ def edge_rule(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.nda
     return _from_planes(data, config, shape, "triangle", chroma=previous_at_edges)
 
 
-LEGAL: dict[str, Decode] = {"repeat": repeat, "triangle": triangle, "float_idct": float_idct}
+def bicubic(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
+    return _from_planes(data, config, shape, "bicubic")
+
+
+def _converted(matrix: tuple[float, float], wrap: bool = False) -> Callable[[np.ndarray], np.ndarray]:
+    """YCbCr -> RGB by the inverse of the matrix with luma weights (kr, kb); ``wrap``: modulo 256 instead of clamping."""
+    kr, kb = matrix
+
+    def convert(ycc: np.ndarray) -> np.ndarray:
+        y, cb, cr = (ycc[..., i].astype(np.float64) for i in range(3))
+        r = y + (2 - 2 * kr) * (cr - 128)
+        b = y + (2 - 2 * kb) * (cb - 128)
+        g = (y - kr * r - kb * b) / (1 - kr - kb)
+        rgb = np.rint(np.stack([r, g, b], axis=-1))
+        return (rgb.astype(np.int64) % 256 if wrap else np.clip(rgb, 0, 255)).astype(np.uint8)
+
+    return convert
+
+
+def bt709(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
+    _colour(config)
+    return _from_planes(data, config, shape, "triangle", convert=_converted((0.2126, 0.0722)))
+
+
+def wraps(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
+    _colour(config)
+    return _from_planes(data, config, shape, "triangle", convert=_converted((0.299, 0.114), wrap=True))
+
+
+def swapped_chroma(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
+    _colour(config)
+    return _from_planes(data, config, shape, "triangle", convert=lambda ycc: color.ycbcr_to_rgb(ycc[..., [0, 2, 1]]))
+
+
+def plus_one(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
+    """Every sample one level too bright: a level shift of 127 in the decoder."""
+    out = triangle(data, config, shape) if config.components == 3 else repeat(data, config, shape)
+    return np.minimum(out.astype(np.int16) + 1, 255).astype(np.uint8)
+
+
+LEGAL: dict[str, Decode] = {"repeat": repeat, "triangle": triangle, "float_idct": float_idct, "bicubic": bicubic}
 WRONG: dict[str, Decode] = {
     "fast_idct": fast_idct,
     "limited_range": limited_range,
     "shifted_chroma": shifted_chroma,
     "wrong_phase": wrong_phase,
     "edge_rule": edge_rule,
+    "bt709": bt709,
+    "wraps": wraps,
+    "swapped_chroma": swapped_chroma,
+    "plus_one": plus_one,
 }
 
-__all__ = ["LEGAL", "WRONG", "Decode", "edge_rule", "fast_idct", "float_idct", "limited_range", "repeat",
-           "shifted_chroma", "triangle", "wrong_phase"]
+__all__ = ["LEGAL", "WRONG", "Decode", "bicubic", "bt709", "edge_rule", "fast_idct", "float_idct", "limited_range",
+           "plus_one", "repeat", "shifted_chroma", "swapped_chroma", "triangle", "wraps", "wrong_phase"]

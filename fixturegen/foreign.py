@@ -15,6 +15,7 @@ from ..core import color
 from ..corpus.modes import codec
 from .edits import (
     JFIF,
+    SOF,
     Edit,
     adobe,
     drop_app,
@@ -279,6 +280,21 @@ FOREIGN: tuple[Encoded | Edited, ...] = (
         "As jfif-app14-transform0, without the 'R','G','B' ids that hint at RGB: APP14 still decides (JPEG-ECS-12).",
         jfif=True, adobe_transform=0, ids=YCC),
     *COMPONENT_IDS,
+    # APP14 is a misc segment: it may stand before any frame or scan header (T.81 B.2.4, B.2.1). A decoder that
+    # looks for it only right after SOI, or only before the frame header, reads these as YCbCr.
+    _colour_markers(
+        "app14-transform0-after-tables", RGB_BASE, "the rgb stream's APP14 moved from after SOI to just before the frame "
+        "header", lambda d: insert_before(drop_app(d, 0xEE, b"Adobe"), SOF, adobe(0)),
+        "rgb with APP14 transform 0 after the quantization tables, before the frame header", APP14_RGB,
+        "APP14 may stand anywhere among the tables and misc segments (T.81 B.2.4): where it stands changes nothing "
+        "(JPEG-ECS-12, JPEG-DEC-01).", jfif=False, adobe_transform=0, ids=RGB, decode_if_parsed=RGB_CODEC),
+    _colour_markers(
+        "app14-transform0-after-frame", RGB_BASE, "the rgb stream's APP14 moved from after SOI to just before the scan "
+        "header", lambda d: insert_before(drop_app(d, 0xEE, b"Adobe"), 0xDA, adobe(0)),
+        "rgb with APP14 transform 0 after the frame header and the Huffman tables, before the scan", APP14_RGB,
+        "Tables and misc segments may stand between the frame header and the scan header (T.81 B.2.1): an APP14 there "
+        "still says the samples are RGB (JPEG-ECS-12, JPEG-DEC-01).", jfif=False, adobe_transform=0, ids=RGB,
+        decode_if_parsed=RGB_CODEC),
 )
 
 

@@ -109,7 +109,8 @@ MALFORMED: tuple[Edited, ...] = (
            codec=C444, chunk_shape=(96, 32, 3)),
     Edited("refactorized", "a 32x96 stream decoded into a 64x48 chunk (same sample count)", REFACTORED, WIDE_BASE,
            unchanged, "unchanged; decoded into another factorization of 3072 samples",
-           "The raster samples reshaped to the chunk shape, as the decoding steps say, or a rejection (JPEG-X-08).", codec=C444, chunk_shape=(64, 48, 3)),
+           "The raster samples reshaped to the chunk shape, as the decoding steps say, or a rejection (JPEG-X-08).",
+           codec=C444, chunk_shape=(64, 48, 3)),
     Edited("gray-into-color-chunk", "a grayscale stream decoded into an (H, W, 3) chunk", COMPONENTS, GRAY_BASE,
            unchanged, "unchanged; decoded under a ycbcr configuration into (32, 96, 3)",
            "One component does not fill three; repeating it in every channel would be a conversion the spec's "

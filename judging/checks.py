@@ -32,7 +32,7 @@ import pytest
 from ..core.chunk import LIBJPEG_MAX_DIMENSION, SPEC_MAX_DIMENSION
 from ..core.config import JpegConfig, parse_codec
 from . import roots
-from .read_back import check_read_back
+from .read_back import check_samples
 from .verdict import Attempt, Outcome, attempt
 from .written import check_written
 
@@ -202,7 +202,7 @@ class Calls:
         """The stream written for a copy of ``chunk``, checked against what every stream must be."""
         data = self.write(chunk, what)
         check_written(self.judge, data, self.config, chunk.shape, what)
-        check_read_back(self.judge, data, self.config, np.asarray(chunk), what,
+        check_samples(self.judge, data, self.config, np.asarray(chunk), what,
                         lambda: roots.written_with_defaults(self.impl, self.codec, chunk))
         return data
 
@@ -211,16 +211,22 @@ class Calls:
         parsed = self.parse()
         got = attempt(self.impl.encode, parsed, np.array(chunk, copy=True))
         where = f"{what} of a valid {chunk.dtype}{list(chunk.shape)} chunk"
+        # What the refusal is about is asked first, as parse and decode do: an encoder that writes its optional
+        # mode for a 16x16 chunk and refuses this one has the feature, and refuses something else.
+        diagnosis = (roots.encode_diagnosis(self.impl.encode, parsed, chunk, self.config.mcu)
+                     if got.rejection is not None else None)
+        if diagnosis is not None and diagnosis[0] == "JPEG-DIM-02" and _LARGE in self.support.features:
+            diagnosis = None  # refused for its size, which is the optional feature itself (65501-65535, JPEG-X-03)
         if not got.ok:
-            self._refusable(got, "encode", where)
+            if diagnosis is None:
+                self._refusable(got, "encode", where)
             form = roots.chunk_form(chunk, self.config.mcu)
             roots.block_or_root(self.judge, (*roots.key("encode", self.impl.name, self.codec), form),
                                 roots.own_chunk_case(self.codec, chunk), where, got)
         if got.error is not None:
             judge_error(self.judge, where, got)
         if got.rejection is not None:
-            judge_refusal(self.judge, self.support, "encode", where, got,
-                          roots.encode_diagnosis(self.impl.encode, parsed, chunk, self.config.mcu))
+            judge_refusal(self.judge, self.support, "encode", where, got, diagnosis)
         data = got.value
         self.judge.require(isinstance(data, bytes | bytearray | memoryview), "JPEG-FMT-01",
                            f"{where} returned {type(data).__name__}, not the bytes of a JPEG stream")

@@ -1,22 +1,21 @@
-"""How far a correct decoder's output may lie from the expected decodes of a stream.
+"""How a decode is judged: by the accuracy of its reconstruction, or by the span of the stream's expected decodes.
 
-The spec fixes the JPEG stream, not the decoder's arithmetic: T.81 defines the inverse DCT
-mathematically and leaves its computation to the decoder (ISO/IEC 10918-2 tests only its
-accuracy), and it does not say how subsampled chroma is upsampled. So a stream has no one
-correct decode. Each stream case stores two expected decodes from decoders that share no
-code (``fixturegen.independent``: libjpeg-turbo, with its accurate IDCT and triangle
-upsampling, and Go's image/jpeg, with its own IDCT and chroma repetition); the cross suite
-computes two at run time (libjpeg-turbo's, and its planes with chroma repeated). A decode
-is judged by how far each sample lies outside the span of the expected decodes: the
-difference between legal decoders is the spread the span already holds, so the slack on top
-of it can be small, and a wrong decoder (a wrong colour transform or range, chroma shifted by
-a sample, a wrong upsampling phase, swapped axes) lies far outside.
+Wherever the stream's coefficients can be read (every baseline and extended-sequential Huffman
+stream: ``judging.t81``), a decode is judged against the exact reconstruction by the invariants
+every legal decoder keeps (``judging.decoder_accuracy``): T.83's accuracy on full-resolution
+components, every sample inside the colours the stream allows there, chroma reproducing its
+stored samples over their footprints, sited as JFIF sites it. No decoder's output is the
+reference, and any interpolating upsampler passes (:func:`judge_reconstruction`).
 
-Where a stream has one expected decode only (no second decoder could read it), the slack is
-the older, wider bound around that one decode (``alone_*``), since the span is missing.
-The numbers are measured by ``python -m zarr_jpeg_conformance.tools.decoder_spread`` over
-every decoder this project ships and over deliberately wrong ones; their reasons are beside
-them.
+Where the coefficients cannot be read (progressive, arithmetic, lossless streams), the older
+yardstick remains: the span of the expected decodes, from decoders that share no code
+(``fixturegen.independent``: libjpeg-turbo, with its accurate IDCT and triangle upsampling,
+and Go's image/jpeg, with its own IDCT and chroma repetition; the cross suite computes two at
+run time), within a slack measured over every shipped decoder (:data:`FAMILIES`). Where a stream
+has one expected decode only, the slack is the wider bound around it (``alone_*``).
+
+A decode that is wrong cites the rule of the fault it looks like (``judging.diagnoses``: named
+against the legal exact decode closest to it), else its case's own rule (:func:`cite_decode`).
 """
 
 from __future__ import annotations
@@ -29,6 +28,9 @@ import numpy as np
 
 from ..core.config import JpegConfig
 from ..core.markers import LOSSLESS_SOF, StreamInfo, inspect
+from .checks import constant_note
+from .decoder_accuracy import accuracy_of, exact_decode, exact_ycbcr
+from .decoder_accuracy import metrics as accuracy_metrics
 from .diagnoses import FAULTS, diagnose_decode
 from .roots import DEFAULT_TAKEN_WRONG
 
@@ -147,49 +149,113 @@ def judge_decode(got: np.ndarray, references: Sequence[np.ndarray], family: str)
     return beyond.within(bounds), beyond, bounds
 
 
-def diagnose(got: np.ndarray, expected: np.ndarray, stored: str | None, decoded: str) -> tuple[str, str] | None:
+def diagnose(got: np.ndarray, expected: np.ndarray, stored: str | None, decoded: str,
+             exact: Callable[[Callable[[np.ndarray], np.ndarray]], np.ndarray] | None = None) -> tuple[str, str] | None:
     """The classic bug a decode outside its tolerance looks like: (requirement it breaks, what), from
     ``judging.diagnoses`` (its table decides the rule); None if no fault explains the decode.
 
     ``stored`` is the stream's stored colour space by the spec's rule, ``decoded`` the
     configuration's decoded_color_space.
     """
-    fault = diagnose_decode(got, expected, stored, decoded)
+    fault = diagnose_decode(got, expected, stored, decoded, exact)
     return (FAULTS[fault].requirement, FAULTS[fault].words) if fault else None
 
 
+@dataclass(frozen=True)
+class Judgement:
+    """A decode judged: whether it is one a legal decoder gives, what is wrong in words, and the decode faults are
+    named against (the exact reconstruction where the stream's coefficients can be read, else libjpeg-turbo's)."""
+
+    ok: bool
+    observed: str
+    expected: np.ndarray
+    metrics: dict[str, float | str]
+    #: Where the coefficients were read: the exact YCbCr, upsampled as ``expected`` is, converted by a given function
+    #: (``judging.diagnoses`` names other conversions by it).
+    exact: Callable[[Callable[[np.ndarray], np.ndarray]], np.ndarray] | None = None
+
+
+References = Sequence[np.ndarray] | Callable[[], Sequence[np.ndarray]]
+
+
+def judge_reconstruction(out: np.ndarray, data: bytes, config: JpegConfig, references: References,
+                         family: str | None = None) -> Judgement:
+    """Judge a decode of ``data`` under ``config``: by the accuracy of its reconstruction where the stream's
+    coefficients can be read (``judging.decoder_accuracy``), else by the span of the stream's expected decodes
+    (``references``, given or made on demand) within ``family``'s slack.
+
+    Raises LookupError where neither can be had (no coefficients, no expected decode).
+    """
+    from .decoder_accuracy import problems
+    from .t81.reading import reading
+
+    accuracy = accuracy_of(out, data, config)
+    found = reading(data)
+    if accuracy is not None and found.coefficients is not None:
+        stored = str(found.stream.stored_color_space)
+        wrong = problems(accuracy, stored == "ycbcr" and config.decoded_color_space == "rgb")
+        coefficients = found.coefficients
+        legal = {way: exact_decode(coefficients, stored, config.decoded_color_space, out.shape, way)
+                 for way in ("repeat", "triangle")}
+        way = min(legal, key=lambda w: float(np.abs(legal[w].astype(np.int16) - out.astype(np.int16)).mean()))
+        observed = "; ".join(wrong) + (constant_note(out, legal[way]) if wrong else "")
+        return Judgement(not wrong, observed, legal[way], accuracy_metrics(accuracy),
+                         lambda convert: convert(exact_ycbcr(coefficients, way)).reshape(out.shape))
+    refs = tuple(references() if callable(references) else references)
+    if not refs:
+        raise LookupError("no expected decode of this stream")
+    family = family or family_for(inspect(data))
+    ok, beyond, bounds = judge_decode(out, refs, family)
+    span = ("the span of the expected decodes (libjpeg-turbo's, and another decoder's)" if len(refs) > 1
+            else "the expected decode (libjpeg-turbo's)")
+    observed = "" if ok else (f"it lies {beyond} outside {span}, beyond the {family!r} slack (max {bounds[0]}, mean "
+                              f"{bounds[1]}; the stream's coefficients cannot be read here: {found.undecodable})"
+                              + constant_note(out, refs[0]))
+    return Judgement(ok, observed, refs[0], {"outside_max": beyond.max_abs, "outside_mean": round(beyond.mean_abs, 3)})
+
+
+def cite_decode(judge: Any, judged: Judgement, out: np.ndarray, data: bytes, config: JpegConfig, what: str,
+                own: str = "JPEG-DEC-01", cure: Callable[[], tuple[str, str] | None] | None = None,
+                level: str | None = None) -> None:
+    """Record a judged decode: nothing where it passes; else fail under the rule of the fault it looks like (``cure``
+    first: a fault that writing the default out, or another configuration, cures), else ``own``."""
+    judge.metrics.update(judged.metrics)
+    if judged.ok:
+        return
+    stored = inspect(data).stored_color_space
+    found = (cure() if cure is not None else None) or diagnose(out, judged.expected, stored, config.decoded_color_space,
+                                                                judged.exact)
+    requirement, looks = found or (own, "no classic fault explains the samples: the check's own rule is cited")
+    judge.require(False, requirement, f"{what}: {judged.observed}; {'it looks like ' + looks if found else looks}",
+                  level=level)
 
 
 def check_decode(judge: Any, out: np.ndarray, data: bytes, config: JpegConfig, what: str, own: str = "JPEG-DEC-01",
                  defaults: Callable[[], np.ndarray | None] | None = None) -> None:
-    """Judge a decoder by its decode ``out`` of ``data``: within its family's slack of the stream's expected decodes.
+    """Judge a decoder by its decode ``out`` of ``data`` (:func:`judge_reconstruction`).
 
-    The expected decodes are those of the stream, not the chunk it was written from: a right
-    decode of a poor stream is right, and the stream's writer is judged by its read-back
-    (``judging.read_back``). A decode outside cites the rule of the fault it looks like, else ``own``;
-    JPEG-DCS-02 where ``defaults`` (the decode with the omitted decoded_color_space written out) is right.
+    The stream is the truth, not the chunk it was written from: a right decode of a poor stream
+    is right, and the stream's writer is judged by its coefficients and read-back
+    (``judging.read_back``). A decode that is wrong cites the rule of the fault it looks like,
+    else ``own``; JPEG-DCS-02 where ``defaults`` (the decode with the omitted decoded_color_space
+    written out) is right.
     """
     from .legal_decoders import expected_decodes
 
     try:
-        references = expected_decodes(data, config, out.shape)
+        judged = judge_reconstruction(out, data, config, lambda: expected_decodes(data, config, out.shape))
     except (ImportError, LookupError, ValueError) as exc:  # no reference decode: the read-back said why
         judge.metrics["decode_judged"] = f"not judged: {exc}"
         return
-    info = inspect(data)
-    family = family_for(info)
-    ok, beyond, bounds = judge_decode(out, references, family)
-    judge.metrics.update(outside_max=beyond.max_abs, outside_mean=round(beyond.mean_abs, 3))
-    if ok:
-        return
-    found = diagnose(out, references[0], info.stored_color_space, config.decoded_color_space)
-    again = defaults() if defaults is not None else None
-    if again is not None and again.shape == out.shape and judge_decode(again, references, family)[0]:
-        found = DEFAULT_TAKEN_WRONG
-    requirement, looks = found or (own, "no classic fault explains the samples: the check's own rule is cited")
-    span = "the span of libjpeg-turbo's decode and the same with chroma repeated" if len(references) > 1 else "libjpeg-turbo's decode"
-    judge.require(False, requirement, f"{what} lies {beyond} outside {span} of the same stream, beyond the {family!r} slack "
-                  f"(max {bounds[0]}, mean {bounds[1]}): {'it looks like ' + looks if found else looks}")
+
+    def cure() -> tuple[str, str] | None:
+        again = defaults() if defaults is not None else None
+        if again is not None and again.shape == out.shape and judge_reconstruction(again, data, config, (judged.expected,)).ok:
+            return DEFAULT_TAKEN_WRONG
+        return None
+
+    cite_decode(judge, judged, out, data, config, what, own, cure)
 
 
-__all__ = ["FAMILIES", "Difference", "Tolerance", "check_decode", "diagnose", "difference", "family_for", "judge_decode", "outside"]
+__all__ = ["FAMILIES", "Difference", "Judgement", "Tolerance", "check_decode", "cite_decode", "diagnose",
+           "difference", "family_for", "judge_decode", "judge_reconstruction", "outside"]

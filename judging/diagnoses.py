@@ -4,7 +4,7 @@ A fidelity, shape or colour check that fails says only that the samples are wron
 cites a rule, the suite compares the wrong samples with what the classic faults would give
 (components reversed, RGB -> YCbCr skipped or applied where the configuration says none,
 height and width swapped, a constant decode, ...). A fault explains the samples when they lie
-at least four times closer to its result than to the expected samples; the failure then cites
+at least four times closer to its result than to the expected samples (the closest such fault); the failure then cites
 the fault's rule (:data:`FAULTS`). Where no fault explains them, the check cites its own rule
 and says that it cannot tell.
 """
@@ -46,6 +46,9 @@ FAULTS: dict[str, Fault] = {
     "ycbcr-twice": Fault("JPEG-DCS-03", "an RGB -> YCbCr conversion applied once more to the YCbCr the spec's rule gives"),
     "passthrough-detour": Fault("JPEG-DCS-03", "the stored YCbCr converted to RGB and back (clipped to the RGB gamut) "
                                                "although decoded_color_space ycbcr asks for no conversion"),
+    "bt709": Fault("JPEG-DCS-03", "YCbCr converted to RGB by the BT.709 matrix, not T.871's (BT.601 full range)"),
+    "wraps": Fault("JPEG-DCS-03", "YCbCr converted to RGB modulo 256, not clamped to 0-255"),
+    "chroma-swapped": Fault("JPEG-DCS-03", "Cb read as Cr and Cr as Cb"),
     "encode-reversed": Fault("JPEG-ENC-03", "the three components written in reverse order (BGR for RGB)"),
     "memory-order": Fault("JPEG-ENC-02", "the samples read in the chunk's memory order, not in C order"),
 }
@@ -59,8 +62,23 @@ def _studio_range(rgb: np.ndarray) -> np.ndarray:
     return color.ycbcr_to_rgb(np.clip(np.rint(ycc), 0, 255).astype(np.uint8))
 
 
+def _inverse(ycc: np.ndarray, matrix: tuple[float, float], wrap: bool = False) -> np.ndarray:
+    """YCbCr (float, never clamped) to RGB by the matrix of luma weights (kr, kb), rounded; clamped, or modulo 256."""
+    kr, kb = matrix
+    y, cb, cr = ycc[..., 0], ycc[..., 1] - 128, ycc[..., 2] - 128
+    r, b = y + (2 - 2 * kr) * cr, y + (2 - 2 * kb) * cb
+    g = (y - kr * r - kb * b) / (1 - kr - kb)
+    out = np.rint(np.stack([r, g, b], axis=-1))
+    return (out.astype(np.int64) % 256 if wrap else np.clip(out, 0, 255)).astype(np.uint8)
+
+
 def _mean_abs(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(a.astype(np.int16) - b.astype(np.int16)).mean()) if a.size else 0.0
+
+
+#: Levels from the expected decode beyond which a sample is wrong whatever legal decoder or encoder made it: the
+#: samples a fault must explain (a fault that moves a few samples far is judged on those, not drowned by the rest).
+WRONG_BEYOND = 3
 
 
 def _explains(got: np.ndarray, expected: np.ndarray, candidates: list[tuple[str, Callable[[], np.ndarray]]]) -> str | None:
@@ -68,12 +86,18 @@ def _explains(got: np.ndarray, expected: np.ndarray, candidates: list[tuple[str,
         return None
     if got.min() == got.max() and expected.min() != expected.max():
         return "constant"
-    off = _mean_abs(got, expected)
-    for name, make in candidates:
+    wrong = np.abs(got.astype(np.int16) - expected.astype(np.int16)) > WRONG_BEYOND
+    where = wrong if wrong.any() else np.ones(got.shape, bool)
+    off = _mean_abs(got[where], expected[where])
+    best: tuple[float, str] | None = None
+    for name, make in candidates:  # the closest that explains the samples; the first of equals
         candidate = make()
-        if candidate.shape == got.shape and _mean_abs(got, candidate) * CLOSER < off:
-            return name
-    return None
+        if candidate.shape != got.shape:
+            continue
+        near = _mean_abs(got[where], candidate[where])
+        if near * CLOSER < off and (best is None or near < best[0]):
+            best = (near, name)
+    return best[1] if best else None
 
 
 def _geometry(expected: np.ndarray) -> list[tuple[str, Callable[[], np.ndarray]]]:
@@ -89,11 +113,14 @@ def _three(expected: np.ndarray) -> bool:
     return expected.ndim == 3 and expected.shape[-1] == 3
 
 
-def diagnose_decode(got: np.ndarray, expected: np.ndarray, stored: str | None, decoded: str) -> str | None:
+def diagnose_decode(got: np.ndarray, expected: np.ndarray, stored: str | None, decoded: str,
+                    exact: Callable[[Callable[[np.ndarray], np.ndarray]], np.ndarray] | None = None) -> str | None:
     """The fault a decoder's wrong decode of a stream looks like (a key of :data:`FAULTS`), or None.
 
     ``stored``: the stream's stored colour space by the spec's rule; ``decoded``: the
-    configuration's decoded_color_space; ``expected``: the expected decode.
+    configuration's decoded_color_space; ``expected``: the expected decode; ``exact``, where the
+    stream's coefficients were read: the exact reconstruction (upsampled as ``expected`` is) with
+    another YCbCr -> RGB conversion, from YCbCr that was never clamped.
     """
     candidates: list[tuple[str, Callable[[], np.ndarray]]] = []
     if _three(expected):
@@ -109,6 +136,10 @@ def diagnose_decode(got: np.ndarray, expected: np.ndarray, stored: str | None, d
         if decoded == "ycbcr":
             candidates.append(("ycbcr-twice", lambda: color.rgb_to_ycbcr(expected)))
         candidates.append(("reversed", lambda: expected[..., ::-1]))
+        if exact is not None and stored == "ycbcr" and decoded == "rgb":
+            candidates += [("bt709", lambda: exact(lambda ycc: _inverse(ycc, (0.2126, 0.0722)))),
+                           ("wraps", lambda: exact(lambda ycc: _inverse(ycc, (0.299, 0.114), wrap=True))),
+                           ("chroma-swapped", lambda: exact(lambda ycc: _inverse(ycc[..., [0, 2, 1]], (0.299, 0.114))))]
     return _explains(got, expected, candidates + _geometry(expected))
 
 

@@ -93,7 +93,9 @@ def _default_decoded(cfg: dict[str, Any]) -> bool:
 
 def _drop(member: str, default: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], bool]:
     def change(cfg: dict[str, Any]) -> bool:
-        if member not in cfg or cfg[member] != default(cfg):
+        # The default as JSON writes it: [[1.0, 1.0]] is the default's value but not its form (JPEG-X-02 lets a
+        # parser refuse the form), so dropping it would take away what the refusal may be about.
+        if member not in cfg or json.dumps(cfg[member]) != json.dumps(default(cfg)):
             return False
         del cfg[member]
         return True
@@ -101,9 +103,10 @@ def _drop(member: str, default: Callable[[dict[str, Any]], Any]) -> Callable[[di
 
 
 def _quality_90(cfg: dict[str, Any]) -> bool:
-    if cfg.get("quality") == 90:
+    quality = cfg.get("quality")
+    if isinstance(quality, bool) or not isinstance(quality, int | float) or quality == 90:
         return False
-    cfg["quality"] = 90
+    cfg["quality"] = 90.0 if isinstance(quality, float) else 90  # the value changes, its JSON form does not
     return True
 
 
@@ -124,7 +127,10 @@ PARSE_PROBES: tuple[tuple[Callable[[dict[str, Any]], bool], str, str], ...] = (
 
 
 def parse_diagnosis(parse: Callable[[Any], object], codec: Any) -> tuple[str, str] | None:
-    """(requirement, why) of a refused valid configuration, from the first probe that the implementation accepts."""
+    """(requirement, why) of a refused valid configuration, from the first probe that the implementation accepts.
+
+    A probe changes only the member it names and keeps the JSON form of every value, so it never
+    takes away what an optional form (an integral float, JPEG-X-02) is about."""
     for change, requirement, why in PARSE_PROBES:
         probe = _with(codec, change)
         if probe is not None and attempt(parse, probe).ok:
@@ -138,11 +144,10 @@ LARGE_SIDE = 4096
 
 def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: object, chunk: np.ndarray,
                      mcu: tuple[int, int]) -> tuple[str, str] | None:
-    """(requirement, why) of a refused valid chunk, by asking for it with its sides swapped, then for a 16x16 chunk.
-
-    Where that is encoded, the refusal is about this chunk's size: beyond :data:`LARGE_SIDE`
-    the limit (JPEG-DIM-02), not a whole number of MCUs (``mcu``: height, width in samples)
-    the padding (JPEG-MCU-01).
+    """(requirement, why) of a refused valid chunk, by asking for it again with one thing changed: its sides swapped,
+    its channel axis, a 16x16 chunk for one beyond :data:`LARGE_SIDE` (then the refusal is of the size limit,
+    JPEG-DIM-02), the same samples padded to whole MCUs for one that is not (then it is of the padding, JPEG-MCU-01;
+    ``mcu``: height, width in samples).
     """
     if chunk.ndim < 2:
         return None
@@ -154,14 +159,21 @@ def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: obj
         return "JPEG-SHP-03", "it encodes the same samples as an (H, W) chunk but refuses them as (H, W, 1), which is grayscale too"
     if chunk.ndim == 2 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., None])).ok:
         return "JPEG-SHP-02", "it encodes the same samples as an (H, W, 1) chunk but refuses them as (H, W), which is grayscale too"
-    small = np.full((16, 16, *chunk.shape[2:]), 128, dtype=chunk.dtype)
-    if (height, width) == (16, 16) or not attempt(encode, parsed, small).ok:
-        return None
     if max(height, width) > LARGE_SIDE:
-        return "JPEG-DIM-02", f"it encodes a 16x16 chunk but refuses this {height}x{width} one, within the 65535 limit"
+        small = np.full((16, 16, *chunk.shape[2:]), 128, dtype=chunk.dtype)
+        if attempt(encode, parsed, small).ok:
+            return "JPEG-DIM-02", f"it encodes a 16x16 chunk but refuses this {height}x{width} one, within the 65535 limit"
+        return None
     if height % mcu[0] or width % mcu[1]:
-        return "JPEG-MCU-01", (f"it encodes a 16x16 chunk but refuses this {height}x{width} one, which is not a whole "
-                               f"number of {mcu[0]}x{mcu[1]} MCUs: the encoder pads to the next MCU")
+        # The same samples padded to whole MCUs by the encoder's own rule of thumb (edge samples repeated): accepted, the
+        # refusal is of the padding the encoder must do, not of the chunk's size or content.
+        rows, cols = -(-height // mcu[0]) * mcu[0], -(-width // mcu[1]) * mcu[1]
+        extra = [(0, rows - height), (0, cols - width)] + [(0, 0)] * (chunk.ndim - 2)
+        padded = np.pad(chunk, extra, mode="edge")
+        if attempt(encode, parsed, padded).ok:
+            return "JPEG-MCU-01", (f"it encodes the same samples padded to {rows}x{cols}, a whole number of "
+                                   f"{mcu[0]}x{mcu[1]} MCUs, but refuses this {height}x{width} chunk: the encoder pads "
+                                   "to the next MCU")
     return None
 
 

@@ -22,12 +22,6 @@ from __future__ import annotations
 #: times the worst legal loss measured; a wrong colour conversion, reversed components, swapped
 #: axes or a chunk read in memory order lose 6 dB or more (tests/test_read_back.py).
 OWN_TABLES_MARGIN_DB = 3.0
-#: The margin for a chunk under 8 samples on a side: the whole chunk is a partial block, so the
-#: encoder's padding of the block and its quantization choices (trellis, deringing) decide its
-#: few samples. Measured 2026-12-02 in the matrix: mozjpeg (node-jsquash) 6.2 dB under its own
-#: tables on the 5x7 grayscale chunk (chunk.shape.sub-mcu-gray), every other row within 3 dB. Wrong
-#: components or a skipped conversion still lose 11 dB or more there (7x13, WritesBgr).
-OWN_TABLES_SMALL_MARGIN_DB = 8.0
 #: Slack on top, in squared levels (about 1.4 levels RMS): a chunk of a few samples that the
 #: reference writes exactly leaves an encoder that rounds one level differently at MSE 1-2,
 #: where any ratio of MSEs is meaningless.

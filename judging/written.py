@@ -3,7 +3,9 @@
 The encoding steps fix the stream for every chunk, not only for the bitstream suite's:
 a baseline frame (SOF0, 8-bit samples, 8-bit quantization tables), the chunk's (H, W),
 the component count and the sampling factors of the configuration, the colour-space
-markers of its ``encoded_color_space``, a complete stream ending in EOI. Checking them on
+markers of its ``encoded_color_space``, a complete stream ending in EOI, and every rule of
+T.81's syntax, read from the bytes by ``judging.t81`` (markers, segment lengths, headers, table
+ids, restart markers, pad bits, the MCU count: a decoder that accepts a stream proves nothing). Checking them on
 every stream of every suite, at every size and quality, catches an encoder that changes
 behaviour for large chunks or for chunks smaller than one MCU. Only MUSTs are checked
 here; the bitstream suite adds the SHOULDs about JFIF (JPEG-X-05, JPEG-X-06), which would
@@ -17,15 +19,18 @@ from typing import Any
 
 from ..core.config import JpegConfig
 from ..core.markers import StreamInfo, inspect
+from .t81.reading import Reading, reading
+from .t81.syntax import FMT, GEN, Offence
 
 
 def check_written(judge: Any, data: bytes, config: JpegConfig, chunk_shape: Sequence[int], what: str = "encode") -> StreamInfo:
     """Judge one written stream against the MUSTs every stream meets; returns what it declares."""
     info = inspect(data)
     where = f"the stream {what} wrote for a {'x'.join(map(str, chunk_shape))} chunk"
-    judge.require(info.soi and info.eoi and not info.problems and bool(info.scans), "JPEG-FMT-01",
-                  f"{where} is not a complete JPEG stream: SOI {info.soi}, EOI {info.eoi}, scans {len(info.scans)}, "
-                  f"problems {list(info.problems[:3])}")
+    found = reading(data)
+    judge.require(info.soi and info.eoi and bool(info.scans) and found.stream.frame is not None, "JPEG-FMT-01",
+                  f"{where} is not a complete JPEG stream: SOI {info.soi}, EOI {info.eoi}, scans {len(info.scans)}; "
+                  f"{_listed(found.offences)}")
     judge.require(info.sof == 0xC0, "JPEG-GEN-01",
                   f"{where} has frame marker {hex(info.sof) if info.sof is not None else None}: the codec writes baseline "
                   "(SOF0, sequential DCT, Huffman-coded) JPEG")
@@ -54,7 +59,27 @@ def check_written(judge: Any, data: bytes, config: JpegConfig, chunk_shape: Sequ
         judge.require(info.libjpeg_color_space == "ycbcr" and info.stored_color_space == "ycbcr", "JPEG-ECS-04",
                       f"{where} reads as {info.libjpeg_color_space} to a JFIF decoder and as {info.stored_color_space} by the "
                       "spec's rule (APP14 decides): its samples are not marked as YCbCr")
+    check_syntax(judge, found, where)
     return info
+
+
+def check_syntax(judge: Any, found: Reading, where: str) -> None:
+    """Every offence against T.81 (the baseline process's under JPEG-GEN-01, the rest under JPEG-FMT-01), read
+    from the bytes (``judging.t81``): never whether some decoder accepts the stream."""
+    frame = found.stream.frame
+    offences = list(found.offences)
+    if found.coefficients is None and frame is not None and frame.marker == 0xC0 and frame.precision == 8:
+        offences.append(Offence(frame.offset, "F.2", f"the scans cannot be decoded: {found.undecodable}", FMT))
+    for requirement in (GEN, FMT):
+        mine = [o for o in offences if o.requirement == requirement]
+        judge.require(not mine, requirement, f"{where} breaks T.81: {_listed(mine)}")
+
+
+def _listed(offences: Sequence[Offence], shown: int = 3) -> str:
+    if not offences:
+        return "no offence found"
+    more = f"; and {len(offences) - shown} more" if len(offences) > shown else ""
+    return "; ".join(str(o) for o in offences[:shown]) + more
 
 
 def check_jfif(judge: Any, info: StreamInfo, config: JpegConfig) -> None:
@@ -65,4 +90,4 @@ def check_jfif(judge: Any, info: StreamInfo, config: JpegConfig) -> None:
         judge.require(info.jfif, "JPEG-X-06", "no JFIF APP0 marker")
 
 
-__all__ = ["check_jfif", "check_written"]
+__all__ = ["check_jfif", "check_syntax", "check_written"]

@@ -16,7 +16,7 @@ from zarr_jpeg_conformance.corpus.images import make_image
 from zarr_jpeg_conformance.corpus.modes import MODES
 from zarr_jpeg_conformance.judging import roots
 from zarr_jpeg_conformance.judging.checks import Calls, case_params, level_mark
-from zarr_jpeg_conformance.judging.read_back import check_read_back
+from zarr_jpeg_conformance.judging.read_back import check_samples
 from zarr_jpeg_conformance.judging.written import check_jfif, check_written
 
 pytestmark = pytest.mark.roles("encode")
@@ -47,7 +47,7 @@ def test_stream_structure(impl, mode, quality, judge) -> None:
     judge.metrics.update(bytes=len(data), quality=quality)
     info = check_written(judge, data, calls.config, chunk.shape)
     check_jfif(judge, info, calls.config)
-    check_read_back(judge, data, calls.config, chunk, defaults=lambda: roots.written_with_defaults(impl, calls.codec, chunk))
+    check_samples(judge, data, calls.config, chunk, defaults=lambda: roots.written_with_defaults(impl, calls.codec, chunk))
 
 
 #: Every optional factor set of the configuration corpus, including factor 3 and the sets

@@ -31,7 +31,7 @@ from zarr_jpeg_conformance.corpus.cases import BuildCase, build_cases, twin_of
 from zarr_jpeg_conformance.corpus.images import make_image
 from zarr_jpeg_conformance.corpus.registry import load_json
 from zarr_jpeg_conformance.judging.checks import case_params, judge_error, judge_refusal, raised, support_of
-from zarr_jpeg_conformance.judging.read_back import check_read_back
+from zarr_jpeg_conformance.judging.read_back import check_samples
 from zarr_jpeg_conformance.judging.roots import judge_twin
 from zarr_jpeg_conformance.judging.verdict import Attempt, Outcome, attempt
 from zarr_jpeg_conformance.judging.written import check_written
@@ -202,7 +202,7 @@ def _judge_round_trip(judge: Any, impl: Any, codec: dict[str, Any], config: Jpeg
     assert isinstance(data, bytes | bytearray | memoryview)
     what = "encode under its own parse of the built object"
     check_written(judge, bytes(data), config, chunk.shape, what)
-    check_read_back(judge, bytes(data), config, chunk, what)
+    check_samples(judge, bytes(data), config, chunk, what)
 
 
 def _config(configuration: dict[str, Any]) -> JpegConfig:

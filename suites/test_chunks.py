@@ -12,6 +12,7 @@ from zarr_jpeg_conformance.core.markers import inspect
 from zarr_jpeg_conformance.corpus.cases import ChunkCase, chunk_cases, twin_of
 from zarr_jpeg_conformance.corpus.images import make_chunk
 from zarr_jpeg_conformance.judging.checks import Calls, case_params, judge_error, raised
+from zarr_jpeg_conformance.judging.decode_tolerances import check_decode
 from zarr_jpeg_conformance.judging.roots import judge_twin
 from zarr_jpeg_conformance.judging.verdict import attempt
 
@@ -39,7 +40,8 @@ def test_encode_chunk(impl, case, judge) -> None:
         return
     data = calls.encode(chunk, f"encode of {where}")
     if "decode" in impl.roles:
-        calls.decode(data, case.chunk.shape, "decoding its own stream")
+        out = calls.decode(data, case.chunk.shape, "decoding its own stream")
+        check_decode(judge, out, data, calls.config, f"{impl.name}'s decode of its own stream of the {where}")
 
 
 def _accepted_as(data: object, case: ChunkCase) -> tuple[str, str]:

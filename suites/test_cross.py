@@ -32,8 +32,8 @@ from zarr_jpeg_conformance.corpus.images import make_image, psnr
 from zarr_jpeg_conformance.corpus.modes import MODES, Mode
 from zarr_jpeg_conformance.corpus.streams import decode_requirements
 from zarr_jpeg_conformance.judging import plugin, roots
-from zarr_jpeg_conformance.judging.checks import Calls, constant_note, judge_error, level_mark, owned, raised
-from zarr_jpeg_conformance.judging.decode_tolerances import diagnose, difference, family_for, judge_decode
+from zarr_jpeg_conformance.judging.checks import Calls, judge_error, level_mark, owned, raised
+from zarr_jpeg_conformance.judging.decode_tolerances import cite_decode, difference, judge_reconstruction
 from zarr_jpeg_conformance.judging.legal_decoders import expected_decodes
 from zarr_jpeg_conformance.judging.verdict import Outcome, attempt
 
@@ -121,22 +121,10 @@ def test_cross_decode(impl, case, judge) -> None:
             judge.finish(Outcome.UNSUPPORTED, f"{what} refused, which {case.requirements[0]} allows: {raised(got)}")
         judge.require(False, case.requirements[0], f"{what} refused: {raised(got)}")
     out = owned(judge, got.value, chunk.shape, what)
-    value = psnr(chunk, out)
-    judge.metrics["psnr"] = round(value, 3)
-    expected = case.references[0]
-    family = family_for(inspect(data))
-    ok, beyond, bounds = judge_decode(out, case.references, family)
-    judge.metrics.update(outside_max=beyond.max_abs, outside_mean=round(beyond.mean_abs, 3),
-                         max_abs=difference(out, expected).max_abs)
-    if not ok:
-        found = (roots.default_cure(impl, mode.codec(QUALITY), data, chunk.shape,
-                                    lambda again: judge_decode(again, case.references, family)[0])
-                 or diagnose(out, expected, inspect(data).stored_color_space, mode.decoded))
-        requirement, looks = found if found else ("JPEG-DEC-01", "")
-        span = ("the span of libjpeg-turbo's decode and the same with chroma repeated" if len(case.references) > 1
-                else "libjpeg-turbo's decode")
-        judge.require(False, requirement,
-                      f"{impl.name}'s {what} lies {beyond} outside {span}, beyond the {family!r} slack "
-                      f"(max {bounds[0]}, mean {bounds[1]})" + (f"; it looks like {looks}" if looks else "")
-                      + constant_note(out, expected), level="MUST")
-
+    judge.metrics["psnr"] = round(psnr(chunk, out), 3)
+    config = parse_codec(mode.codec(QUALITY))
+    judged = judge_reconstruction(out, data, config, case.references)
+    judge.metrics["max_abs"] = difference(out, case.references[0]).max_abs
+    cite_decode(judge, judged, out, data, config, f"{impl.name}'s {what}", level="MUST",
+                cure=lambda: roots.default_cure(impl, mode.codec(QUALITY), data, chunk.shape,
+                                                lambda again: judge_reconstruction(again, data, config, case.references).ok))

@@ -27,13 +27,12 @@ from zarr_jpeg_conformance.judging import roots
 from zarr_jpeg_conformance.judging.checks import (
     Calls,
     case_params,
-    constant_note,
     judge_error,
     owned,
     raised,
     support_of,
 )
-from zarr_jpeg_conformance.judging.decode_tolerances import diagnose, difference, judge_decode
+from zarr_jpeg_conformance.judging.decode_tolerances import cite_decode, diagnose, difference, judge_reconstruction
 from zarr_jpeg_conformance.judging.memory import resident_peak
 from zarr_jpeg_conformance.judging.verdict import Attempt, Outcome, attempt
 
@@ -180,19 +179,21 @@ def _rejected(case: StreamCase, judge: Any, got: Attempt[Any], impl: Any, parsed
     if case.expect == "reject":
         return
     data = case.data()
-    if case.decode_if_parsed is not None and attempt(impl.parse, case.decode_if_parsed).ok:
+    # What the refusal is about, asked again with one thing changed (judging.roots): the chunk's sides swapped. Not
+    # where the case allows any refusal: no probe turns an allowed refusal into a fail, or a MAY case into a MUST.
+    obliged = case.expect != "decode-or-reject" or case.decode_if_parsed is not None
+    diagnosis = roots.decode_diagnosis(impl.decode, parsed, data, case.chunk_shape) if obliged else None
+    if diagnosis is None and case.decode_if_parsed is not None and attempt(impl.parse, case.decode_if_parsed).ok:
         judge.require(False, case.requirements[0],
                       f"{case.description}: the implementation accepts {case.decode_if_parsed['configuration']} when "
                       f"parsing, so it claims to decode such streams (JPEG-ECS-11), yet refused this one under "
                       f"{case.codec['configuration']} (decoding ignores encoded_color_space, JPEG-DEC-01): {raised(got)}")
-    if case.expect == "decode-or-reject":
-        # A refusal the case allows stays allowed: no probe turns it into a fail, or a MAY case into a SHOULD or MUST.
+    if diagnosis is None and case.expect == "decode-or-reject":
         if case.level == "MAY":
             judge.finish(Outcome.UNSUPPORTED, f"refused, which {case.requirements[0]} allows: {raised(got)}")
         judge.finish(Outcome.PASS, f"refused, which {case.requirements[0]} allows: {raised(got)}")
         return
-    # What the refusal is about, asked again with one thing changed (judging.roots): the chunk's sides swapped.
-    diagnosis = roots.decode_diagnosis(impl.decode, parsed, data, case.chunk_shape) or _refused_for_its_configuration(case, impl, data)
+    diagnosis = diagnosis or _refused_for_its_configuration(case, impl, data)
     requirement, why = diagnosis or (case.requirements[0], "")
     judge.require(False, requirement, f"{case.description}: decode refused: {raised(got)}" + (f"; {why}" if why else ""))
 
@@ -218,15 +219,7 @@ def _refused_for_its_configuration(case: StreamCase, impl: Any, data: bytes) -> 
                                 "configuration, which decoding ignores")
 
 
-def _span(case: StreamCase) -> str:
-    """The expected decodes, named for what they are."""
-    second = case.second_decoder or {}
-    if "name" in second:
-        return f"the span of the expected decodes (libjpeg-turbo's, and {second['name']}'s, up to {second['spread']['max_abs']} apart)"
-    return "the expected decode (libjpeg-turbo's under the spec's colour rule; no independent decoder reads this stream)"
-
-
-def _follows_configuration(case: StreamCase, impl: Any, data: bytes, references: Any) -> tuple[str, str] | None:
+def _follows_configuration(case: StreamCase, impl: Any, data: bytes, right: Any) -> tuple[str, str] | None:
     """JPEG-DEC-01 where a wrong decode under a configuration whose encoded_color_space is not the stream's
     comes out right under a configuration that names the stream's: the configuration chose the transform."""
     config = parse_codec(case.codec)
@@ -238,7 +231,7 @@ def _follows_configuration(case: StreamCase, impl: Any, data: bytes, references:
     again = attempt(impl.decode, parsed.value, data, case.chunk_shape) if parsed.ok else parsed
     if not again.ok or not isinstance(again.value, np.ndarray) or again.value.shape != tuple(case.chunk_shape):
         return None
-    if not judge_decode(np.asarray(again.value), references, str(case.tolerance))[0]:
+    if not right(np.asarray(again.value)):
         return None
     return "JPEG-DEC-01", (f"a decode that follows the configuration: the same stream decodes right under "
                            f"encoded_color_space {stored!r}, and decoding ignores encoded_color_space")
@@ -249,28 +242,28 @@ def _accepted(case: StreamCase, judge: Any, out: object, data: bytes, impl: Any)
         judge.require(False, case.requirements[0], f"{case.description}: decode returned {_describe(out)} instead of rejecting")
         return
     out = owned(judge, out, case.chunk_shape, "decode")
+    config = parse_codec(case.codec)
     references = case.references()
-    expected = references[0]
-    ok, beyond, bounds = judge_decode(out, references, str(case.tolerance))
-    judge.metrics.update(outside_max=beyond.max_abs, outside_mean=round(beyond.mean_abs, 3),
-                         max_abs=difference(out, expected).max_abs, references=len(references))
-    if ok:
-        return
-    decoded = parse_codec(case.codec).decoded_color_space
-    found = (roots.default_cure(impl, case.codec, data, case.chunk_shape,
-                                lambda again: judge_decode(again, references, str(case.tolerance))[0])
-             or _follows_configuration(case, impl, data, references)
-             or diagnose(out, expected, inspect(data).stored_color_space, decoded))
-    requirement, why = found if found else ("JPEG-DEC-01", "")
-    observed = (f"{case.description}: the decode lies {beyond} outside {_span(case)}, beyond the {case.tolerance!r} "
-                f"slack (max {bounds[0]}, mean {bounds[1]})" + (f"; it looks like {why}" if why else "")
-                + constant_note(out, expected))
+    judged = judge_reconstruction(out, data, config, references, str(case.tolerance))
+    judge.metrics.update(max_abs=difference(out, references[0]).max_abs, references=len(references))
+
+    def right(again: np.ndarray) -> bool:
+        return judge_reconstruction(again, data, config, references, str(case.tolerance)).ok
+
+    def cure() -> tuple[str, str] | None:
+        return (roots.default_cure(impl, case.codec, data, case.chunk_shape, right)
+                or _follows_configuration(case, impl, data, right))
+
     if case.level == "SHOULD":
-        # The stream's reading is itself an interpretation (e.g. JPEG-X-12): warn under it.
-        judge.require(False, case.requirements[0], observed + f" [{requirement}]")
-    else:
-        # Optional (MAY) streams may be rejected, but once decoded they must decode right.
-        judge.require(False, requirement, observed, level="MUST")
+        # The stream's reading is itself an interpretation (e.g. JPEG-X-12): warn under it, naming the rule it looks like.
+        judge.metrics.update(judged.metrics)
+        if not judged.ok:
+            found = cure() or diagnose(out, judged.expected, inspect(data).stored_color_space, config.decoded_color_space)
+            judge.require(False, case.requirements[0], f"{case.description}: {judged.observed}"
+                          + (f"; it looks like {found[1]} [{found[0]}]" if found else ""))
+        return
+    # Optional (MAY) streams may be rejected, but once decoded they must decode right.
+    cite_decode(judge, judged, out, data, config, case.description, cure=cure, level="MUST")
 
 
 @pytest.mark.parametrize("case", case_params(cases_of("reference")))

@@ -27,6 +27,8 @@ def test_parse(impl, case, judge) -> None:
     if case.valid and got.rejection is not None:
         diagnosis = parse_diagnosis(impl.parse, case.codec)
         if case.level == "MAY" and diagnosis is None:
+            # Refused for what makes it optional: no probe, which keeps every value's JSON form, finds the refusal to be
+            # about something required, so the case keeps its level.
             judge.finish(Outcome.UNSUPPORTED, f"optional configuration refused ({case.requirements[0]}): {raised(got)}")
         requirement, why = diagnosis or (case.requirements[0], "")
         judge.require(False, requirement, f"{where}: valid, but parse refused it: {raised(got)}" + (f"; {why}" if why else ""),

@@ -123,6 +123,17 @@ def test_fidelity(impl, mode, kind, quality, judge) -> None:
                          quality=quality)
 
 
+@pytest.mark.parametrize(("mode", "quality"), [pytest.param(m, q, id=f"{m.id}-q{q}", marks=level_mark(m.level))
+                                               for m in MODES for q in (75, 100)])
+def test_gamut_corners(impl, mode, quality, judge) -> None:
+    """Black, white, the primaries, the secondaries and saturated blends: a conversion that wraps at 256, clamps
+    wrong or uses another matrix than T.871's shows, in the stream's coefficients and in the decode."""
+    judge.cite(mode.fidelity_requirement)
+    chunk = make_image("gamut", 48, 64, channels=mode.channels)
+    out, data = _roundtrip(judge, impl, mode, quality, chunk)
+    judge.metrics.update(psnr=round(psnr(chunk, out), 3), bytes=len(data), quality=quality)
+
+
 @pytest.mark.parametrize("mode", _mode_params([m for m in MODES if m.level == "MUST"] + [MODE["rgb"]]))
 def test_quality_sweep(impl, mode, judge) -> None:
     """The highest quality preserves more than the lowest (JPEG-Q-02); each step up does not lose (JPEG-X-16)."""

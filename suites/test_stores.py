@@ -15,7 +15,6 @@ corpus's own checks: they take no implementation.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -34,8 +33,8 @@ from zarr_jpeg_conformance.corpus.registry import resource  # noqa: E402
 from zarr_jpeg_conformance.corpus.stores import open_store  # noqa: E402
 from zarr_jpeg_conformance.corpus.streams import corpus_references, reference_decode  # noqa: E402
 from zarr_jpeg_conformance.judging import roots  # noqa: E402
-from zarr_jpeg_conformance.judging.checks import Calls, constant_note, judge_error, judge_refusal, level_mark, owned  # noqa: E402
-from zarr_jpeg_conformance.judging.decode_tolerances import diagnose, family_for, judge_decode  # noqa: E402
+from zarr_jpeg_conformance.judging.checks import Calls, judge_error, judge_refusal, level_mark, owned  # noqa: E402
+from zarr_jpeg_conformance.judging.decode_tolerances import cite_decode, judge_reconstruction  # noqa: E402
 from zarr_jpeg_conformance.judging.legal_decoders import expected_decodes  # noqa: E402
 from zarr_jpeg_conformance.judging.verdict import Attempt  # noqa: E402
 
@@ -130,24 +129,22 @@ def _read(impl: Any, case: Store, judge: Any) -> tuple[np.ndarray, list[Any]]:
             judge_refusal(judge, calls_.support, "decode", what, got,
                           roots.decode_diagnosis(impl.decode, parsed, call.data, call.shape))
         out = owned(judge, call.result, call.shape, what)
-        refs = _references(call.data, codec, call.shape)
-        ok, beyond, bounds = judge_decode(out, refs, family_for(inspect(call.data)))
-        judge.metrics["outside_max"] = max(beyond.max_abs, int(judge.metrics.get("outside_max", 0)))
-        if not ok:
-            found = (roots.default_cure(impl, codec, call.data, call.shape, _within(refs, family_for(inspect(call.data))))
-                     or diagnose(out, refs[0], inspect(call.data).stored_color_space, parse_codec(codec).decoded_color_space))
-            # As in the decode-stream and cross suites: a decode outside its span with no classic fault breaks JPEG-DEC-01.
-            requirement, looks = found if found else ("JPEG-DEC-01", "")
-            judge.require(False, requirement,
-                          f"{what} lies {beyond} outside the expected decodes of that chunk (max {bounds[0]}, mean {bounds[1]})"
-                          + (f"; it looks like {looks}" if looks else "") + constant_note(out, refs[0]), level="MUST")
+        # As in the decode-stream and cross suites: a wrong decode with no classic fault breaks JPEG-DEC-01.
+        _judge_chunk(judge, impl, codec, call.data, out, what)
     assert array is not None, "zarr failed although every decode call was judged right"
     return array, calls
 
 
-def _within(refs: tuple[np.ndarray, ...], family: str) -> Callable[[np.ndarray], bool]:
-    """Whether a decode lies within ``family``'s slack of the expected decodes ``refs``."""
-    return lambda again: judge_decode(again, refs, family)[0]
+def _judge_chunk(judge: Any, impl: Any, codec: Any, data: bytes, out: np.ndarray, what: str, own: str = "JPEG-DEC-01") -> None:
+    """One chunk's decode judged (``judging.decode_tolerances``), a cure by the default written out tried first."""
+    config = parse_codec(codec)
+    judged = judge_reconstruction(out, data, config, lambda: _references(data, codec, out.shape))
+    worst = judge.metrics.get("acc_component", 0.0)
+    cite_decode(judge, judged, out, data, config, what, own, level="MUST",
+                cure=lambda: roots.default_cure(impl, codec, data, out.shape,
+                                                lambda again: judge_reconstruction(again, data, config, (judged.expected,)).ok))
+    if isinstance(worst, float) and isinstance(judge.metrics.get("acc_component"), float):
+        judge.metrics["acc_component"] = max(worst, float(judge.metrics["acc_component"]))  # the worst chunk's
 
 
 @pytest.mark.parametrize("case", _params(STORES))
@@ -172,16 +169,7 @@ def test_neuroglancer_chunk(impl, case: Store, judge: Any) -> None:
     jpeg = next(o for o in doc["codecs"] if o["name"] == "jpeg")
     judge.cite("JPEG-INT-02")
     image = Calls(judge, impl, jpeg, (z * y, x, c)).decode(data, (z * y, x, c), f"decode of the {case.name} chunk")
-    refs = _references(data, jpeg, (z * y, x, c))
-    ok, beyond, bounds = judge_decode(image, refs, family_for(inspect(data)))
-    judge.metrics.update(outside_max=beyond.max_abs, outside_mean=round(beyond.mean_abs, 3))
-    if not ok:
-        family = family_for(inspect(data))
-        found = (roots.default_cure(impl, jpeg, data, (z * y, x, c), lambda again: judge_decode(again, refs, family)[0])
-                 or diagnose(image, refs[0], inspect(data).stored_color_space, parse_codec(jpeg).decoded_color_space))
-        requirement, looks = found if found else ("JPEG-INT-01", "")
-        judge.require(False, requirement, f"the chunk decodes {beyond} outside its expected decodes (max {bounds[0]}, "
-                      f"mean {bounds[1]})" + (f"; it looks like {looks}" if looks else "") + constant_note(image, refs[0]))
+    _judge_chunk(judge, impl, jpeg, data, image, "the chunk's decode", "JPEG-INT-01")
 
 
 # ------------------------------------------------------------------ the corpus's own checks (no implementation)

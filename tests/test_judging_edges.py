@@ -83,21 +83,18 @@ def test_a_wrong_stream_is_said_to_lie_at_its_psnr_against_255() -> None:
     assert f"lies {psnr:.2f} dB from the chunk" in "\n".join(judge.messages), judge.messages
 
 
-def test_a_chunk_under_a_block_a_side_may_lose_up_to_8_db_more_than_its_own_tables() -> None:
-    """mozjpeg loses 6.2 dB under its own tables on a 5x7 chunk (tolerances.OWN_TABLES_SMALL_MARGIN_DB): legal.
-    Here a stream of the chunk shifted by 3 levels, about 7 dB under; 4 levels, about 9.6 dB under, fails."""
+def test_a_chunk_under_an_mcu_a_side_is_judged_by_its_coefficients_not_its_read_back() -> None:
+    """A 5x7 chunk is all partial block: its samples depend on the encoder's padding as much as on its tables (mozjpeg
+    lost 6.2 dB under its own tables there), so no fidelity is asked; its coefficients are judged, padding free."""
     pytest.importorskip("imagecodecs")
     config = _config({"encoded_color_space": "grayscale"})
     chunk = make_image("natural", 5, 7, channels=1)
-
-    def shifted(levels: int) -> Judge:
-        data = _written(config, np.clip(chunk.astype(np.int16) + levels, 0, 255).astype(np.uint8))
-        return _judged(lambda j: check_read_back(j, data, config, chunk))
-
-    near = shifted(3)
-    assert near.outcome is Outcome.PASS, near.messages
-    assert -8.0 < float(near.metrics["own_tables_db"]) < -4.0
-    assert shifted(4).outcome is Outcome.FAIL
+    data = _written(config, np.clip(chunk.astype(np.int16) + 4, 0, 255).astype(np.uint8))
+    judge = _judged(lambda j: check_read_back(j, data, config, chunk))
+    assert judge.outcome is Outcome.PASS and str(judge.metrics["read_back"]).startswith("not judged"), judge.metrics
+    wide = make_image("natural", 40, 56, channels=1)
+    shifted = _written(config, np.clip(wide.astype(np.int16) + 8, 0, 255).astype(np.uint8))
+    assert _judged(lambda j: check_read_back(j, shifted, config, wide)).outcome is Outcome.FAIL
 
 
 # ------------------------------------------------------------------ roots, checks: a refused default

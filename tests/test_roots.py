@@ -163,3 +163,13 @@ def test_a_default_taken_wrong_is_charged_to_the_default_and_a_flaky_decode_is_n
     assert roots.default_cure(WrongOnce(), codec, b"", (2, 2, 3), lambda a: bool(np.array_equal(a, right))) is None
     named = {"name": "jpeg", "configuration": {**codec["configuration"], "decoded_color_space": "rgb"}}
     assert roots.default_cure(TakesDefaultWrong(), named, b"", (2, 2, 3), lambda a: True) is None  # nothing omitted
+
+
+def test_a_refusal_of_an_unaligned_chunk_for_its_size_is_not_charged_to_the_padding() -> None:
+    """An encoder that refuses chunks over a size refuses the same samples padded to whole MCUs too: not JPEG-MCU-01."""
+    def up_to_3000(parsed: object, chunk: np.ndarray) -> bytes:
+        if chunk.size > 3000:
+            raise ValueError("too many samples")
+        return b"\xff\xd8"
+
+    assert roots.encode_diagnosis(up_to_3000, None, np.zeros((41, 75), np.uint8), (8, 8)) is None

@@ -91,6 +91,9 @@ FAULTS = [
     Fault("DecodesZeros", "test_roundtrip.py", "fidelity and ycbcr-444-natural-q90", "fail", "a constant decode"),
     # A leading axis of 1 or 3 taken for channels: the channel axis must be the innermost.
     Fault("GuessesChannelsFirst", "test_chunks.py", "channels-first", "fail", "JPEG-SHP-07", "wrong_adapters_corpus"),
+    # libjpeg's fast integer DCT writes AC coefficients up to 10 steps off at quality 90-95: less accurate than
+    # T.83's encoder tests allow (a SHOULD, JPEG-X-23), within what any DCT's arithmetic explains (no MUST broken).
+    Fault("FastIntegerDct", "test_bitstream.py", "gray and q90", "warn", "JPEG-X-23", "legal_adapters"),
 ]
 
 
@@ -120,7 +123,7 @@ LEGAL = [
     Legal("PlateauAt80", "test_roundtrip.py", "fidelity or shape_roundtrip"),
     # Fidelity floors and the quality sweep let every legal encoder measured pass (judging/tolerances.py).
     *(Legal(encoder, suite, "fidelity or quality_sweep" if suite == "test_roundtrip.py" else "q90")
-      for encoder in ("FastIntegerDct", "TablesOfQualityMinusOne", "ChromaTableOnGAndB", "MozjpegAnnexK", "MozjpegImageMagick")
+      for encoder in ("TablesOfQualityMinusOne", "ChromaTableOnGAndB", "MozjpegAnnexK", "MozjpegImageMagick")
       for suite in ("test_roundtrip.py", "test_bitstream.py")),
 ]
 
@@ -210,4 +213,5 @@ def test_a_side_over_libjpegs_limit_refused_at_encode_is_unsupported(pytester: p
     it encodes: JPEG-X-03 makes them optional, so (H, W) chunks and (H, W, C) chunks alike are unsupported."""
     records = _run(pytester, "turbojpeg", "test_chunks.py", "65501 or 65535")
     outcomes = {(r["case"], r["outcome"]) for r in records}
-    assert len(outcomes) == 3 and all(o == "unsupported" for _, o in outcomes), outcomes
+    assert len(outcomes) == 5 and all(o == "unsupported" for _, o in outcomes), outcomes
+    assert {c for c, _ in outcomes} >= {"chunk.dims.height-65535-ycbcr", "chunk.dims.width-65535-ycbcr"}, outcomes

@@ -278,11 +278,20 @@ def test_a_decode_that_follows_the_configuration_is_said_to() -> None:
     assert "it looks like a decode that follows the configuration" in judge.messages[-1]
 
 
-def test_the_span_names_the_second_decoder_where_there_is_one() -> None:
-    second = _stream("stream.reference.gray.q75.48x80")
-    assert "and Go image/jpeg's, up to" in stream_suite._span(second)
-    alone = _stream("stream.foreign.rgb-under-passthrough-configuration")
-    assert "no independent decoder reads this stream" in stream_suite._span(alone)
+def test_a_stream_whose_coefficients_cannot_be_read_is_judged_by_the_span_of_its_expected_decodes() -> None:
+    from zarr_jpeg_conformance.judging.decode_tolerances import judge_reconstruction
+
+    progressive = _stream("stream.foreign.progressive-gray")
+    config = parse_codec(progressive.codec)
+    expected = progressive.references()
+    wrong = np.clip(expected[0].astype(np.int16) + 20, 0, 255).astype(np.uint8)
+    judged = judge_reconstruction(wrong, progressive.data(), config, expected, str(progressive.tolerance))
+    assert not judged.ok and "outside the span of the expected decodes" in judged.observed, judged
+    assert "cannot be read here" in judged.observed and "outside_max" in judged.metrics
+    baseline = _stream("stream.reference.gray.q75.48x80")
+    exact = judge_reconstruction(np.clip(baseline.expected().astype(np.int16) + 20, 0, 255).astype(np.uint8),
+                                 baseline.data(), parse_codec(baseline.codec), baseline.references())
+    assert not exact.ok and "exact reconstruction" in exact.observed and "acc_component" in exact.metrics, exact
 
 
 # ------------------------------------------------------------------ stores

@@ -39,7 +39,7 @@ def _judged(configuration: dict[str, Any], cut: int = 0) -> Judge:
 
 
 def test_a_stream_cut_short_is_no_complete_jpeg_stream() -> None:
-    assert _judged(YCBCR).failed == [] and _judged(YCBCR, cut=2).failed == ["JPEG-FMT-01"]
+    assert _judged(YCBCR).failed == [] and set(_judged(YCBCR, cut=2).failed) == {"JPEG-FMT-01"}
 
 
 def test_only_a_three_component_encode_cites_the_encoders_colour_step() -> None:
