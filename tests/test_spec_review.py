@@ -17,7 +17,7 @@ import pytest
 from zarr_jpeg_conformance.corpus import registry
 from zarr_jpeg_conformance.corpus.images import EDGE_BAND, edge_errors
 from zarr_jpeg_conformance.corpus.streams import stream_cases
-from zarr_jpeg_conformance.report import model, review_changes, review_evidence, spec_review
+from zarr_jpeg_conformance.report import model, render_html, render_md, review_changes, review_evidence, spec_review
 from zarr_jpeg_conformance.report.__main__ import main
 from zarr_jpeg_conformance.report.review_changes import Change
 from zarr_jpeg_conformance.report.saved import ReportFileError
@@ -291,6 +291,19 @@ def test_the_command_refuses_bad_input_with_a_message_and_exit_2(tmp_path: Path,
     assert err.startswith("spec-review: ") and "Traceback" not in err
     assert (source.read_bytes() if source.exists() else None) == before
     assert problem == "same-file" or not out.exists()
+
+
+# ---------------------------------------------------------------- the pages
+
+
+def test_the_matrix_pages_hold_the_review_summary() -> None:
+    m = _matrix()
+    md, html = render_md.render(m), render_html.render(m)
+    assert "## Spec review" in md and spec_review.DOC in md
+    for e in spec_review.entries():
+        assert f"| {e.id} |" in md, e.id
+        assert f"<td>{e.id}</td>" in html, e.id
+    assert 'href="#spec-review"' in html and 'id="spec-review"' in html
 
 
 # ---------------------------------------------------------------- the boundary measurement
