@@ -133,3 +133,36 @@ def psnr(a: np.ndarray, b: np.ndarray) -> float:
 
 def max_abs(a: np.ndarray, b: np.ndarray) -> int:
     return int(np.max(np.abs(a.astype(np.int16) - b.astype(np.int16)))) if a.size else 0
+
+
+#: Rows and columns of an array nearest its edge that edge_errors measures apart.
+EDGE_BAND = 4
+
+
+def edge_errors(expected: np.ndarray, actual: np.ndarray, chunk_hw: tuple[int, int]) -> dict[str, float]:
+    """Mean per-pixel error (the largest over the channels) of an array whose edge lies inside its boundary chunks:
+    ``edge_mean_error`` over the EDGE_BAND last rows and columns there, ``boundary_mean_error`` over the rest of the
+    boundary chunks, ``interior_mean_error`` over the chunks the edge does not reach. Empty where the array's height
+    and width are multiples of the chunk's (no chunk holds fill values), or a region is empty.
+
+    Zarr pads a boundary chunk with the fill value, so the blocks across the array's edge mix real samples with
+    it: these say how much that costs near the edge against the rest.
+    """
+    h, w = expected.shape[:2]
+    ch, cw = chunk_hw
+    if (h % ch == 0 and w % cw == 0) or expected.shape != actual.shape:
+        return {}
+    diff = np.abs(expected.astype(np.int16) - actual.astype(np.int16))
+    err = diff.max(axis=2) if diff.ndim == 3 else diff
+    boundary = np.zeros((h, w), dtype=bool)
+    edge = np.zeros((h, w), dtype=bool)
+    if h % ch:
+        boundary[h - h % ch :, :] = True
+        edge[h - EDGE_BAND :, :] = True
+    if w % cw:
+        boundary[:, w - w % cw :] = True
+        edge[:, w - EDGE_BAND :] = True
+    regions = {"edge_mean_error": edge, "boundary_mean_error": boundary & ~edge, "interior_mean_error": ~boundary}
+    if not all(mask.any() for mask in regions.values()):
+        return {}
+    return {name: round(float(err[mask].mean()), 3) for name, mask in regions.items()}

@@ -104,6 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["compare"]:
         return _compare_main(argv[1:])
+    if argv[:1] == ["spec-review"]:
+        from .spec_review import main as spec_review_main
+
+        return spec_review_main(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     if args.from_dir is None and args.out is None:

@@ -8,7 +8,7 @@ from html import escape
 from typing import Any
 
 from .. import __version__
-from . import svg
+from . import spec_review, svg
 from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Cell, Implementation, Matrix
 from .parsing import ParserGroup
 from .rows import GROUPS, SHORT, describe_classification
@@ -564,6 +564,21 @@ def _notes(m: Matrix) -> str:
     return "".join(out)
 
 
+def _review(m: Matrix) -> str:
+    """The spec review's summary, each proposal's text behind its row."""
+    revs = spec_review.of_matrix(m)
+    intro = re.sub(r"`([^`]*)`", lambda g: f"<code>{g.group(1)}</code>", _e(spec_review.PAGE_INTRO))
+    head = "".join(f"<th>{_e(h)}</th>" for h in (*spec_review.SUMMARY_HEADER, "proposed text"))
+    rows = []
+    for r, cells in zip(revs, spec_review.summary_rows(revs), strict=True):
+        p = r.entry.proposal
+        text = (f'<details><summary>read</summary><p>{_e(r.entry.problem)}</p><p><b>{_e(p.action.capitalize())}</b> '
+                f"<q>{_e(p.at)}</q>:</p><blockquote>{_e(p.text)}</blockquote></details>") if p else ""
+        rows.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + f"<td>{text}</td></tr>")
+    return (f'<section id="spec-review"><h2>Spec review</h2><p>{intro}</p><p>{_e(spec_review.SUMMARY_INTRO)}</p>'
+            f'<table class="review"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>')
+
+
 _NOT_RECORDED = '<tr><td class="muted">not recorded</td></tr>'
 
 
@@ -596,7 +611,8 @@ def render(m: Matrix) -> str:
         for a, t in (("summary", "Summary"), ("roots", "Root findings"), ("parsing", "Configuration parsing"),
                      ("protection", "What a codec author must add"),
                      ("requirements", "Requirements"), ("cross", "Encoder × decoder"), ("rate-distortion", "Rate–distortion"),
-                     ("throughput", "Throughput"), ("spec-notes", "Spec notes"), ("corpus", "Corpus checks"),
+                     ("throughput", "Throughput"), ("spec-notes", "Spec notes"), ("spec-review", "Spec review"),
+                     ("corpus", "Corpus checks"),
                      ("environment", "Environment"))
     )
     return (
@@ -615,6 +631,7 @@ def render(m: Matrix) -> str:
         + _rate_distortion(m)
         + _throughput(m)
         + _notes(m)
+        + _review(m)
         + _corpus(m)
         + _environment(m)
         + "</main></body></html>\n"

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 
 from .. import __version__
+from . import spec_review
 from .model import RD_HEIGHT, RD_KIND, RD_WIDTH, CaseResult, Matrix, throughput_grid
 from .rows import GROUPS, describe_classification
 from .wording import (
@@ -245,6 +246,12 @@ def _notes(m: Matrix) -> list[str]:
     return out
 
 
+def _review(m: Matrix) -> list[str]:
+    revs = spec_review.of_matrix(m)
+    return ["## Spec review", "", spec_review.PAGE_INTRO, "", spec_review.SUMMARY_INTRO, "",
+            *_table(list(spec_review.SUMMARY_HEADER), spec_review.summary_rows(revs))]
+
+
 def _corpus(m: Matrix) -> list[str]:
     out = ["## The corpus's own checks", ""]
     if not m.corpus:
@@ -273,7 +280,7 @@ def render(m: Matrix) -> str:
             f"Implementations: {names}. Generated {m.generated or '—'} by zarr-jpeg-conformance "
             f"{m.environment.get('zarr_jpeg_conformance', __version__)}.", ""]
     parts = (head + _summary(m) + _roots(m) + _parsing(m) + _protection(m) + _requirements(m) + _cross(m) + _rate_distortion(m)
-             + _throughput(m) + _notes(m) + _corpus(m) + _environment(m))
+             + _throughput(m) + _notes(m) + _review(m) + _corpus(m) + _environment(m))
     return _no_html("\n".join(parts).rstrip() + "\n")
 
 

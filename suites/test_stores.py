@@ -28,7 +28,7 @@ from zarr.storage import MemoryStore  # noqa: E402
 
 from zarr_jpeg_conformance.core.config import parse_codec  # noqa: E402
 from zarr_jpeg_conformance.core.markers import inspect  # noqa: E402
-from zarr_jpeg_conformance.corpus.images import max_abs, psnr  # noqa: E402
+from zarr_jpeg_conformance.corpus.images import edge_errors, max_abs, psnr  # noqa: E402
 from zarr_jpeg_conformance.corpus.registry import resource  # noqa: E402
 from zarr_jpeg_conformance.corpus.stores import open_store  # noqa: E402
 from zarr_jpeg_conformance.corpus.streams import corpus_references, reference_decode  # noqa: E402
@@ -157,6 +157,9 @@ def test_read_store(impl, case: Store, judge: Any) -> None:
     judge.require(array.shape == expected.shape and array.dtype == np.uint8, "JPEG-DEC-03",
                   f"reading {case.store} gave {array.dtype} {array.shape}, expected uint8 {expected.shape}")
     judge.metrics.update(chunks=len(calls), psnr=round(psnr(expected, array), 3), max_abs=max_abs(expected, array))
+    doc = _metadata(case)
+    if [c["name"] for c in doc["codecs"]] == ["jpeg"]:  # the chunk grid is the jpeg codec's own (no sharding, no transpose)
+        judge.metrics.update(edge_errors(expected, array, tuple(doc["chunk_grid"]["configuration"]["chunk_shape"][:2])))
 
 
 @pytest.mark.parametrize("case", _params(NEUROGLANCER))

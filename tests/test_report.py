@@ -423,7 +423,7 @@ def test_html_structure(matrix: model.Matrix) -> None:
     page = _Page()
     page.feed(html)
     assert page.sections == ["summary", "roots", "parsing", "protection", "requirements", "cross", "rate-distortion", "throughput",
-                             "spec-notes", "corpus", "environment"]
+                             "spec-notes", "spec-review", "corpus", "environment"]
     assert page.topic_tables == len(matrix.topics)  # one heading row per section of the spec
     assert page.svgs >= 3  # rate-distortion per mode and throughput bars
     assert page.details_in_cells >= 3

@@ -128,7 +128,7 @@ def test_the_page_reads_well_in_chromium(tmp_path: Path) -> None:
     facts = said["facts"]
     assert said["problems"] == []
     assert facts["sections"] == ["summary", "roots", "parsing", "protection", "requirements", "cross", "rate-distortion", "throughput",
-                                 "spec-notes", "corpus", "environment"]
+                                 "spec-notes", "spec-review", "corpus", "environment"]
     assert facts["overflow"] <= 0, "the page scrolls sideways in a 1400-pixel window"
     assert facts["wide"] == [], f"tables wider than the page: {facts['wide']}"
     assert facts["groups"] == ["This project's spec-aware codec, over one library each (the built-ins)", "Codecs of Zarr implementations",
