@@ -163,7 +163,10 @@ class HarnessProcess:
             # A crash must not leave a core dump of a 2 GiB process behind.
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if memory_limit:
-                resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+                # Never above the client's own hard limit (a CI job's ulimit -v): raising it is refused, and the start with it.
+                hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+                limit = memory_limit if hard == resource.RLIM_INFINITY else min(memory_limit, hard)
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
         self.popen = subprocess.Popen(  # the command is the user's --impl
             list(argv),
@@ -354,6 +357,7 @@ class HarnessProcess:
 
     def kill(self) -> int | None:
         """Kill the harness with its whole process group (and what holds its output open); its exit status."""
+        self.reader.clear()  # what it sent is of no use now: freed at once, whoever still holds this object
         self._kill_group()
         code = self.wait(10)
         self._kill_strays()

@@ -1,0 +1,142 @@
+"""Hostile harnesses, round 2: what a lying or runaway harness can do to the client, and what it cannot.
+
+The client frees what a failed call held (a harness's 200 MiB line lives on in no failure), caps what it reads
+and says so by name instead of dying of a MemoryError, refuses a reply nested 200 000 deep with a clear error,
+and is never killed by a SIGBUS from a shared region the harness shrank. Memory is checked under an
+address-space limit (``prlimit --as``) set on a child process once it is ready, so the limit bounds what the
+calls take, whatever the interpreter itself needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zarr_jpeg_conformance.adapters.remote import ExecAdapter, HarnessProtocolError
+from zarr_jpeg_conformance.corpus.modes import codec
+
+TESTS = Path(__file__).resolve().parent
+GRAY = codec(90, "grayscale")
+FAKE = [sys.executable, "-m", "fake_harnesses"]
+
+
+@pytest.fixture(autouse=True)
+def _importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Harness processes (and the clients run in children) import the fakes from this folder."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])))
+
+
+def _vm_size(pid: int) -> int:
+    """Bytes of address space process ``pid`` has now."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) << 10
+    raise AssertionError(f"no VmSize for {pid}")
+
+
+def limited_run(code: str, budget_mib: int, timeout: float = 120) -> list[str]:
+    """Run ``code`` in a child Python, which prints ``ready`` once set up and waits; then limit its address space to
+    what it has plus ``budget_mib`` MiB (``prlimit --as``), let it go on, and return the lines it printed after."""
+    prlimit = shutil.which("prlimit")
+    if prlimit is None or not Path("/proc/self/status").is_file():
+        pytest.skip("needs prlimit and /proc (Linux)")
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        ready = child.stdout.readline()
+        assert ready.strip() == "ready", f"{ready!r}; stderr: {child.stderr.read() if child.stderr else ''}"
+        limit = _vm_size(child.pid) + (budget_mib << 20)
+        subprocess.run([prlimit, "--pid", str(child.pid), f"--as={limit}:{limit}"], check=True, timeout=30)
+        out, err = child.communicate("go\n", timeout=timeout)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, f"exit {child.returncode}; stderr: {err[-3000:]}"
+    return out.splitlines()
+
+
+#: A client that makes CALLS failed decodes through ``fake_harnesses bloat KIND MIB`` and prints each outcome.
+CALLS = 8
+_CLIENT = """
+import json, sys
+from zarr_jpeg_conformance.adapters.remote import ExecAdapter
+adapter = ExecAdapter([sys.executable, "-m", "fake_harnesses", "bloat", {kind!r}, "{mib}"], max_reply={cap}, memory_limit=None)
+parsed = adapter.parse({gray!r})
+print("ready", flush=True)
+sys.stdin.readline()
+outcomes = []
+for _ in range({calls}):
+    try:
+        adapter.decode(parsed, b"x", (8, 8))
+        outcomes.append(["ok", ""])
+    except BaseException as exc:
+        outcomes.append([type(exc).__name__, str(exc)])
+print(json.dumps({{"outcomes": outcomes, "incidents": len(adapter.incidents),
+                  "longest": max([len(str(i)) for i in adapter.incidents], default=0)}}))
+adapter.close()
+"""
+
+
+def _client(kind: str, mib: int, cap: int | None = 256 << 20, calls: int = CALLS) -> str:
+    return _CLIENT.format(kind=kind, mib=mib, cap=cap, gray=GRAY, calls=calls)
+
+
+@pytest.mark.parametrize(("kind", "failure"), [
+    ("garbage", "HarnessProtocolError"),  # a line that is no JSON
+    ("error", "HarnessError"),  # an error reply whose message is the size of the line
+    ("seq", "HarnessProtocolError"),  # a reply to another request, with a large member
+])
+def test_a_failed_call_keeps_nothing_of_a_large_reply(kind: str, failure: str) -> None:
+    """Eight failed calls on 40 MiB lines under 300 MiB of address space: each failure keeps an excerpt, not the
+    line (kept, they held 40 MiB or more each, and the calls after the sixth were MemoryErrors)."""
+    (line,) = limited_run(_client(kind, 40), budget_mib=300)
+    got = json.loads(line)
+    assert [name for name, _ in got["outcomes"]] == [failure] * CALLS, got["outcomes"]
+    assert all(len(text) < 10_000 for _, text in got["outcomes"]), "a failure's message is an excerpt of what was sent"
+    assert got["incidents"] == (0 if kind == "error" else CALLS) and got["longest"] < 10_000
+
+
+def test_a_reply_over_the_cap_is_refused_and_freed() -> None:
+    """The neighbour over the cap: 40 MiB lines against a 24 MiB cap, eight times, in 200 MiB."""
+    (line,) = limited_run(_client("garbage", 40, cap=24 << 20), budget_mib=200)
+    outcomes = json.loads(line)["outcomes"]
+    assert {name for name, _ in outcomes} == {"HarnessProtocolError"}, outcomes
+    assert all("more than the cap of 24 MiB" in text for _, text in outcomes), outcomes[0]
+
+
+def test_a_reply_the_client_cannot_hold_names_the_cap() -> None:
+    """A 100 MiB line under the default cap of 256 MiB, in a client with 150 MiB to spare: no MemoryError, but a
+    failure that says the client ran out of memory and names max_reply; the next call gets the same, not worse."""
+    (line,) = limited_run(_client("garbage", 100, calls=2), budget_mib=150)
+    outcomes = json.loads(line)["outcomes"]
+    assert [name for name, _ in outcomes] == ["HarnessFailure"] * 2, outcomes
+    assert all("ran out of memory reading the reply to decode" in text and "max_reply" in text and "256 MiB" in text
+               for _, text in outcomes), outcomes[0]
+
+
+@pytest.mark.parametrize("depth", [65, 200_000])
+def test_a_reply_nested_too_deep_is_a_clear_protocol_error(depth: int) -> None:
+    """200 000 levels were a RecursionError out of the client; 65, one past what a message may nest, the neighbour
+    that JSON's parser still takes."""
+    from zarr_jpeg_conformance.protocol.framing import MAX_DEPTH, FrameError, FrameReader
+
+    assert MAX_DEPTH == 64
+    reader = FrameReader()
+    reader.feed(b'{"seq": 1, "chunk": ' + b"[" * depth + b"]" * depth + b'}\n{"seq": 2}\n')
+    with pytest.raises(FrameError, match=r"nested (more than 64|deeper than JSON.s reader follows)"):
+        reader.pop()
+    frame = reader.pop()
+    assert frame is not None and frame.message == {"seq": 2}, "the next line is read as ever"
+    with ExecAdapter([*FAKE, "bloat", "deep", "0"], memory_limit=None) as adapter:
+        parsed = adapter.parse(GRAY)
+        with pytest.raises(HarnessProtocolError, match=r"reply to decode: a message nested deeper"):
+            adapter.decode(parsed, b"x", (8, 8))
+        assert len(str(adapter.incidents[0])) < 2000
