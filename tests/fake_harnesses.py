@@ -18,6 +18,10 @@ as a harness in another language might:
   every other request with a line of MIB MiB: KIND ``garbage`` (no JSON), ``error`` (an error
   reply whose message is that long), ``seq`` (an ok reply with another request's seq and a
   member that long) or ``deep`` (a reply nested 200 000 deep; MIB is ignored).
+- ``truncate SIZE ADAPTER``: serves ADAPTER with ``harnesses.server`` (shared framing where
+  offered), but right after its start reply it shrinks the client's shared region to SIZE
+  bytes (ftruncate), as a hostile harness may; where that is refused it says so on stderr
+  and goes on.
 - ``jvm-no-heap``: dies at start-up the way HotSpot does under a too small address-space
   limit (its fatal error on stdout, exit 1).
 - ``v8-no-code-range``: dies at start-up the way Node.js does there (stderr, SIGTRAP).
@@ -161,8 +165,29 @@ def bloat(kind: str, mib: int) -> int:
     return 0
 
 
+def truncate(size: int, spec: str) -> int:
+    from zarr_jpeg_conformance.harnesses import server
+
+    started = server.Server._start
+
+    def start(self: Any, request: dict[str, Any]) -> dict[str, Any]:
+        reply = started(self, request)
+        region = request.get("region")
+        if isinstance(region, dict):
+            try:
+                os.truncate(region["path"], size)
+            except OSError as exc:
+                sys.stderr.write(f"truncate refused: {exc}\n")
+        return reply
+
+    server.Server._start = start  # type: ignore[method-assign]
+    return server.main([spec])
+
+
 def main(argv: Sequence[str]) -> int:
     mode = argv[0]
+    if mode == "truncate":
+        return truncate(int(argv[1]), argv[2])
     if mode == "bloat":
         return bloat(argv[1], int(argv[2]))
     if mode == "twice":

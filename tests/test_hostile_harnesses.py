@@ -140,3 +140,40 @@ def test_a_reply_nested_too_deep_is_a_clear_protocol_error(depth: int) -> None:
         with pytest.raises(HarnessProtocolError, match=r"reply to decode: a message nested deeper"):
             adapter.decode(parsed, b"x", (8, 8))
         assert len(str(adapter.incidents[0])) < 2000
+
+
+def _real_backend() -> str:
+    from zarr_jpeg_conformance.adapters import AdapterLoadError, available_builtins
+
+    real = next((n for n, a in available_builtins().items() if not isinstance(a, AdapterLoadError)), None)
+    if real is None:
+        pytest.skip("no built-in backend is installed to provide pixels")
+    return real
+
+
+#: A client in shared framing against ``fake_harnesses truncate SIZE BACKEND``: an encode and a decode, each checked.
+_SHRUNK = """
+import sys
+import numpy as np
+from zarr_jpeg_conformance.adapters.remote import ExecAdapter
+with ExecAdapter([sys.executable, "-m", "fake_harnesses", "truncate", "{size}", "{backend}"],
+                 framings=["json", "binary", "shared"]) as adapter:
+    parsed = adapter.parse({gray!r})
+    chunk = np.full((64, 64), 77, np.uint8)
+    out = adapter.decode(parsed, adapter.encode(parsed, chunk), chunk.shape)
+    print(adapter.framing, abs(int(out.mean()) - 77) <= 2)
+"""
+
+
+@pytest.mark.parametrize("size", [0, 4096])
+def test_a_harness_cannot_shrink_the_shared_region_under_the_client(size: int) -> None:
+    """Shrunk to nothing (or to a page, the neighbour), the region made every access of the client past the new end a
+    SIGBUS: the client died, and a report lost the throughput of every row. The region's size is sealed now."""
+    from zarr_jpeg_conformance.protocol import shared
+
+    if not shared.available():
+        pytest.skip("shared framing needs memfd, its seals and /proc (Linux)")
+    done = subprocess.run([sys.executable, "-c", _SHRUNK.format(size=size, backend=_real_backend(), gray=GRAY)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, f"the client exited with {done.returncode}: {done.stderr[-2000:]}"
+    assert done.stdout.split() == ["shared", "True"], done.stdout
