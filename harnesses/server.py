@@ -35,6 +35,7 @@ from ..protocol.framing import (
     SHARED,
     FrameError,
     FrameReader,
+    MessageTooLarge,
     encode_message,
     encode_placed,
     placed_frame,
@@ -43,6 +44,9 @@ from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_t
 
 #: Bounds a bench request: a client's slip must not hold the harness for hours.
 MAX_REPEAT = 100_000
+#: The largest request this server reads, a frame's payload included, as the kits allow one: the suites send a few MiB
+#: at most, and a header that declares more is answered with an error, not a MemoryError that ends the process.
+MAX_REQUEST = 1 << 30
 
 
 class BadRequest(Exception):
@@ -334,20 +338,26 @@ def serve(spec: str, requests: BinaryIO, replies: IO[bytes], *, log: Callable[[s
     """
     server = Server(spec)
     write = _writer(replies)
-    # The client is the test session: what it sends is not capped.
-    reader = FrameReader(JSON_LINES, cap=None, skip_blank=True)
+    reader = FrameReader(JSON_LINES, cap=MAX_REQUEST, skip_blank=True)
     while True:
-        request: object
         try:
             frame = reader.pop_from(requests)
-        except FrameError as exc:
-            request = None
+        except (FrameError, MemoryError) as exc:
+            # A line that is no request was taken whole: the next one is read as ever. A payload that is not read (over
+            # the cap, or more than this process can hold) leaves the next frame unfound: the session ends after this.
+            lost = isinstance(exc, MessageTooLarge | MemoryError)
+            why = str(exc) if isinstance(exc, FrameError) else "no memory to read it"
             if log:
-                log(f"harnesses.server: unreadable request: {exc}")
-        else:
-            if frame is None:
-                break
-            request = frame.message
+                log(f"harnesses.server: unreadable request: {why}")
+            reply = {"seq": None, "status": "error", "message": f"unreadable request: {why}" + ("; the session ends" if lost else ""),
+                     "exception": "BadRequest"}
+            write(encode_message(reply, server.framing))
+            if lost:
+                return 0  # as the kits do: the session is over, not failed
+            continue
+        if frame is None:
+            break
+        request = frame.message
         framing = server.framing
         reply = server.handle(request)
         # The start reply goes out in the framing it was asked in; what follows, in the chosen one.

@@ -50,7 +50,7 @@ class MessageTooLarge(FrameError):
 
     def __init__(self, size: int, cap: int, declared: bool) -> None:
         how = f"declares a payload that makes it {size} bytes" if declared else f"is over {size} bytes long and not finished"
-        super().__init__(f"the message {how}, more than the cap of {_mib(cap)} (MAX_MESSAGE)")
+        super().__init__(f"the message {how}, more than the cap of {_mib(cap)}")
         self.size = size
         self.cap = cap
 

@@ -177,3 +177,67 @@ def test_a_harness_cannot_shrink_the_shared_region_under_the_client(size: int) -
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, f"the client exited with {done.returncode}: {done.stderr[-2000:]}"
     assert done.stdout.split() == ["shared", "True"], done.stdout
+
+
+#: Frames no harness can act on, in JSON lines: each must get an ``error`` reply, and the harness must read on.
+MALFORMED_LINES = [
+    b"garbage",
+    b"\xff\xfe",  # not UTF-8
+    b"[" * 200_000 + b"]" * 200_000,  # the Python server died of a RecursionError here
+    b'{"seq": 2, "op": "parse", "codec": ' + b"[" * 5_000 + b"]" * 5_000 + b"}",
+    b"[1, 2]",
+    b"null",
+    b'{"seq": 1.5, "op": "parse", "codec": {}}',
+    b'{"seq": 2, "op": 5}',
+]
+#: The same in binary framing: headers whose payload is no byte count, or doubled.
+MALFORMED_FRAMES = [
+    b'{"seq": 2, "op": "decode", "handle": "1", "chunk_shape": [8, 8], "payload": -1}',
+    b'{"seq": 2, "op": "decode", "handle": "1", "chunk_shape": [8, 8], "payload": "7"}',
+    b'{"seq": 2, "op": "decode", "handle": "1", "chunk_shape": [8, 8], "payload": 1.5}',
+    b"[1]",
+]
+#: One of each kit (Rust, Go, Node.js, Java) and the Python server; a kit whose harness is not built is skipped.
+KITS = ["server", "rust-zune-jpeg", "go-image-jpeg", "node-jpeg-js", "java-imageio"]
+
+
+def _session(kit: str, lines: list[bytes], *, binary: bool) -> tuple[int, list[dict[str, object]]]:
+    """Feed a harness a start, ``lines`` and a stop; its exit status and its replies after the start's."""
+    if kit == "server":
+        argv = [sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server", _real_backend()]
+    else:
+        from zarr_jpeg_conformance.harnesses import Unavailable, command
+
+        try:
+            command(kit)
+        except Unavailable as exc:
+            pytest.skip(str(exc))
+        argv = [sys.executable, "-m", "zarr_jpeg_conformance.harnesses", kit]
+    start = {"seq": 1, "op": "start", "protocol": 1, **({"framings": ["json", "binary"]} if binary else {})}
+    data = b"".join([json.dumps(start).encode() + b"\n", *(line + b"\n" for line in lines), b'{"seq": 9, "op": "stop"}\n'])
+    done = subprocess.run(argv, input=data, capture_output=True, timeout=120, check=False)
+    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert replies and replies[0].get("status") == "ok", (replies[:1], done.stderr[-2000:])
+    return done.returncode, replies[1:]
+
+
+@pytest.mark.parametrize("kit", KITS)
+@pytest.mark.parametrize("binary", [False, True], ids=["json", "binary"])
+def test_a_malformed_frame_gets_an_error_reply_and_the_harness_reads_on(kit: str, binary: bool) -> None:
+    lines = MALFORMED_FRAMES if binary else MALFORMED_LINES
+    code, replies = _session(kit, lines, binary=binary)
+    assert code == 0 and len(replies) == len(lines) + 1, (code, replies)
+    assert all(r["status"] in ("error", "rejected") for r in replies[:-1]), replies
+    assert replies[-1] == {"seq": 9, "status": "ok"}
+
+
+@pytest.mark.parametrize("kit", KITS)
+@pytest.mark.parametrize("payload", [10**15, 2**31 - 1])
+def test_a_payload_over_the_harness_limit_is_an_error_reply_and_the_end(kit: str, payload: int) -> None:
+    """10^15 bytes made Go panic and Node.js throw, the Python server a MemoryError; 2^31 - 1 (an int to Java) made the
+    JVM run out of heap. Its bytes are not read, so no frame after it can be found: the harness replies and ends."""
+    header = b'{"seq": 2, "op": "decode", "handle": "1", "chunk_shape": [8, 8], "payload": %d}' % payload
+    code, replies = _session(kit, [header], binary=True)
+    assert code == 0 and len(replies) == 1, (code, replies)
+    message = str(replies[0].get("message"))
+    assert replies[0]["status"] == "error" and ("limit of" in message or "cap of" in message), replies
