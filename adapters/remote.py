@@ -213,6 +213,22 @@ class _Sent:
     place: tuple[int, int, int] | None = None
 
 
+class Returned:
+    """What an implementation behind harnesses.server returned where the Adapter contract wants bytes (encode) or a
+    numpy array (decode), standing in for it: of the same type name, neither bytes nor an array, so a suite judges
+    it as it judges the value itself in process ("decode returned memoryview, not an array")."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<a {type(self).__name__} the implementation returned>"
+
+
+@functools.lru_cache(maxsize=64)  # names come from a harness: a bounded cache
+def _stand_in_type(name: str) -> type[Returned]:
+    return type(name, (Returned,), {"__slots__": ()})
+
+
 def _raised(outcome: T | Exception) -> T:
     """The value of one call's outcome, or its exception raised."""
     if isinstance(outcome, Exception):
@@ -430,12 +446,23 @@ class ExecAdapter:
         return [float(t) for t in seconds]
 
     def _stream_of(self, reply: dict[str, Any]) -> bytes:
+        if "returned" in reply:
+            return self._stand_in(reply)  # what the contract forbids, as it came
         try:
             return field_bytes(reply.get("data"))
         except ValueError as exc:
             raise self._violation(f"encode reply: {exc}") from exc
 
+    def _stand_in(self, reply: dict[str, Any]) -> Any:
+        """A ``returned`` reply (harnesses.server's): a stand-in of the type the implementation returned."""
+        name = reply["returned"]
+        if type(name) is not str or not 0 < len(name) <= 100 or not name.isprintable():
+            raise self._violation(f"'returned' must name a type in 1 to 100 printable characters, got {_repr(name)}")
+        return _stand_in_type(name)()
+
     def _chunk_of(self, reply: dict[str, Any]) -> np.ndarray:
+        if "returned" in reply:
+            return self._stand_in(reply)
         chunk = reply.get("chunk")
         try:
             if not isinstance(chunk, dict):

@@ -203,3 +203,21 @@ class Twice(_Broken):
     """Correct; ``fake_harnesses twice`` serves it and answers two of its parses twice (the harness's fault)."""
 
     name = "twice"
+
+
+class ReturnsMemoryview(_Broken):
+    """Decodes right, but returns the samples as a memoryview, not the array the Adapter contract asks for."""
+
+    name = "returns-memoryview"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        return memoryview(super().decode(parsed, data, chunk_shape))  # type: ignore[return-value]
+
+
+class EncodesToArray(_Broken):
+    """Encodes right, but returns the stream as a numpy array of its bytes, not bytes."""
+
+    name = "encodes-to-array"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        return np.frombuffer(super().encode(parsed, chunk), np.uint8)  # type: ignore[return-value]

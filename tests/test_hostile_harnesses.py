@@ -21,6 +21,8 @@ import pytest
 from zarr_jpeg_conformance.adapters.remote import ExecAdapter, HarnessProtocolError
 from zarr_jpeg_conformance.corpus.modes import codec
 
+pytest_plugins = ["pytester"]
+
 TESTS = Path(__file__).resolve().parent
 GRAY = codec(90, "grayscale")
 FAKE = [sys.executable, "-m", "fake_harnesses"]
@@ -241,3 +243,23 @@ def test_a_payload_over_the_harness_limit_is_an_error_reply_and_the_end(kit: str
     assert code == 0 and len(replies) == 1, (code, replies)
     message = str(replies[0].get("message"))
     assert replies[0]["status"] == "error" and ("limit of" in message or "cap of" in message), replies
+
+
+def test_a_value_the_contract_forbids_has_the_same_verdict_in_process_and_isolated(pytester: pytest.Pytester) -> None:
+    """A decode that returns a memoryview failed in process (JPEG-DEC-03: not an array) but passed under --isolate,
+    where the server made an array of it; its neighbour, an encode that returns an array of the stream's bytes, failed
+    in process (JPEG-FMT-01) and was an error under --isolate. The same verdict, and the same words, both ways."""
+    _real_backend()
+    impls = ["--impl=broken_adapters:ReturnsMemoryview", "--impl=broken_adapters:EncodesToArray"]
+    records = {}
+    for how in ([], ["--isolate"]):
+        results = pytester.path / f"results{len(how)}.jsonl"
+        pytester.runpytest_subprocess("--pyargs", "zarr_jpeg_conformance.suites.test_roundtrip", "-p", "no:cacheprovider",
+                                      "-k", "shape_roundtrip and gray-16x48", *impls, *how, f"--results={results}")
+        records[bool(how)] = {(r["implementation"], r["case"]): (r["outcome"], r["message"])
+                              for r in map(json.loads, results.read_text().splitlines())}
+    assert records[False] == records[True] and len(records[False]) == 4, records
+    outcomes = {impl: outcome for (impl, _), (outcome, _) in records[True].items()}
+    assert outcomes == {"returns-memoryview": "fail", "encodes-to-array": "fail"}, records[True]
+    messages = " ".join(message for _, message in records[True].values())
+    assert "returned memoryview, not an array" in messages and "returned ndarray, not the bytes" in messages, messages
