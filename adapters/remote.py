@@ -748,6 +748,15 @@ class ExecAdapter:
             return self._receive(sent, starting=starting)
         except MemoryError:
             pass
+        except (HarnessFailure, HarnessError, HarnessRejection):
+            raise
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM) with the reply still owed: it would confuse the next call, and a harness
+            # that hangs would hold close() for its grace periods. It is ended, as an interrupted batch's is.
+            if self._proc is not None:
+                self._proc.kill()
+                self._proc = None
+            raise
         raise self._out_of_memory(sent, starting=starting)
 
     def _out_of_memory(self, sent: _Sent, *, starting: bool = False) -> HarnessFailure:
@@ -910,6 +919,10 @@ class ExecAdapter:
         if proc is not None and proc.strays:
             text += (f"; it left {len(proc.strays)} process(es) outside its process group holding its stdout or stderr open "
                      f"(pid {', '.join(map(str, proc.strays[:10]))}: started with setsid?), killed too")
+        daemons = [pid for pid in proc.daemons if pid not in proc.strays] if proc is not None else []
+        if daemons:
+            text += (f"; it left {len(daemons)} process(es) running outside its process group (pid "
+                     f"{', '.join(map(str, daemons[:10]))}: daemons?), killed too")
         if starting and self.memory_limit and _OUT_OF_ADDRESS_SPACE.search(f"{stdout}\n{stderr}"):
             text += f"\n{self._memory_hint()}"
         if stdout:

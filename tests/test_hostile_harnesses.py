@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -263,3 +264,27 @@ def test_a_value_the_contract_forbids_has_the_same_verdict_in_process_and_isolat
     assert outcomes == {"returns-memoryview": "fail", "encodes-to-array": "fail"}, records[True]
     messages = " ".join(message for _, message in records[True].values())
     assert "returned memoryview, not an array" in messages and "returned ndarray, not the bytes" in messages, messages
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+@pytest.mark.parametrize("end", ["close", "crash"])
+def test_a_daemon_the_harness_started_ends_with_it(end: str, running: Callable[[int], bool], gone: Callable[..., bool]) -> None:
+    """A daemon forked twice, in a session of its own, its descriptors on /dev/null: neither the harness's process group
+    nor the pipes find it, and it outlived the --isolate session. Ended now when the harness is closed (the session's
+    end) and, the neighbour, when the harness dies on its own (a segfault), which leaves the daemon to init."""
+    _real_backend()
+    adapter = ExecAdapter([sys.executable, "-m", "zarr_jpeg_conformance.harnesses.server", "broken_adapters:Daemonizing"])
+    daemon = int(adapter.versions()["daemon_pid"])
+    try:
+        assert running(daemon)
+        if end == "crash":
+            from zarr_jpeg_conformance.adapters.remote import HarnessCrashed
+
+            with pytest.raises(HarnessCrashed, match=rf"SIGSEGV during parse; it left 1 process\(es\) running outside its "
+                                                     rf"process group \(pid {daemon}: daemons\?\), killed too"):
+                adapter.parse(codec(1, "grayscale"))
+        adapter.close()
+        assert gone(daemon), f"the daemon of a harness ended by {end} is still running"
+    finally:
+        if running(daemon):
+            os.kill(daemon, 9)
