@@ -397,7 +397,7 @@ def _loads(line: bytearray | str) -> Any:
                          f"deep): {_quoted(line)}") from None
     # A short line with fewer brackets than that cannot nest deeper (0.4 us, where walking a header takes 3); a long
     # one (a JSON line with its payload) is walked, which costs what its few containers cost.
-    if not (isinstance(line, bytearray) and line.count(b"[") + line.count(b"{") <= MAX_DEPTH) and not _shallow(value):
+    if not (isinstance(line, bytearray) and line.count(b"[") + line.count(b"{") <= MAX_DEPTH) and not within_depth(value):
         raise FrameError(f"a message nested more than {MAX_DEPTH} deep (the protocol's nest a few levels): {_quoted(line)}")
     return value
 
@@ -408,10 +408,11 @@ def _quoted(line: bytearray | str) -> str:
     return (repr(shown) if isinstance(shown, str) else repr(bytes(shown))) + ("..." if len(line) > _SHOWN else "")
 
 
-def _shallow(value: object) -> bool:
-    """Whether ``value`` nests at most MAX_DEPTH deep; walked level by level, without recursion."""
+def within_depth(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON value nests arrays and objects at most ``limit`` deep; walked level by level, without recursion
+    (so a value too deep for a recursive reader is told apart safely)."""
     level: list[Any] = [value] if type(value) is dict or type(value) is list else []
-    for _ in range(MAX_DEPTH):  # after k rounds, level holds the containers k + 1 deep
+    for _ in range(limit):  # after k rounds, level holds the containers k + 1 deep
         if not level:
             return True
         level = [item for node in level for item in (node.values() if type(node) is dict else node)
@@ -437,4 +438,5 @@ __all__ = [
     "on_the_wire",
     "placed_frame",
     "split_payload",
+    "within_depth",
 ]

@@ -13,7 +13,8 @@ as a harness in another language might:
 - ``hang ADAPTER [K [OPS]]``: serves ADAPTER correctly but hangs (sleeps, answering
   nothing) on every K-th request (default 3: one call in three) among the ops OPS (a
   comma-separated list, default every op but start and stop), counted from the start of
-  each process: the client kills it after its timeout and restarts it.
+  each process: the client kills it after its timeout and restarts it. With FAKE_HANG_PIDFILE
+  set, it appends its pid to that file as it starts to hang.
 - ``bloat KIND MIB``: answers start and parse itself (no adapter, no numpy: it starts fast) and
   every other request with a line of MIB MiB: KIND ``garbage`` (no JSON), ``error`` (an error
   reply whose message is that long), ``seq`` (an ok reply with another request's seq and a
@@ -126,6 +127,9 @@ def hang(spec: str, every: int = 3, ops: Sequence[str] = HANG_OPS) -> int:
         if isinstance(request, dict) and request.get("op") in ops:
             counted[0] += 1
             if counted[0] % every == 0:
+                if os.environ.get("FAKE_HANG_PIDFILE"):  # where a test learns that it hangs, and which process
+                    with open(os.environ["FAKE_HANG_PIDFILE"], "a", encoding="ascii") as f:
+                        f.write(f"{os.getpid()}\n")
                 while True:  # asleep, not spinning: the machine is shared while the client waits
                     time.sleep(3600)
 
