@@ -294,10 +294,12 @@ def _children_of(pid: int) -> list[int]:
 def test_sigterm_ends_the_run_as_ctrl_c_does_and_nothing_outlives_it(tmp_path: Path, gone: Callable[..., bool]) -> None:
     """A SIGTERM killed the report alone: its pytest child (a session of its own) and the harness went on writing
     into the folder a new run could take. Now the run stops as on Ctrl-C: the suite run is interrupted, the pages
-    say so, the exit status is 143, and neither the pytest child nor its harness is left."""
-    out, pidfile = tmp_path / "out", tmp_path / "hanging"
+    say so, the exit status is 143, and neither the pytest child nor its harness is left, nor the run's temporary
+    folder or its lock file."""
+    out, pidfile, tmp = tmp_path / "out", tmp_path / "hanging", tmp_path / "tmp"
+    tmp.mkdir()
     harness = f"exec:{sys.executable} -m fake_harnesses hang broken_adapters:Twice 1 parse"
-    env = {**os.environ, "FAKE_HANG_PIDFILE": str(pidfile),
+    env = {**os.environ, "FAKE_HANG_PIDFILE": str(pidfile), "TMPDIR": str(tmp),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen([sys.executable, "-m", "zarr_jpeg_conformance.report", "--out", str(out), "--impl", harness,
                              "--suites", "parse", "-k", "quality", "--no-throughput", "--no-stores",
@@ -321,5 +323,6 @@ def test_sigterm_ends_the_run_as_ctrl_c_does_and_nothing_outlives_it(tmp_path: P
     assert "interrupted (SIGTERM)" in err and "Traceback" not in err, err[-3000:]
     assert gone(hanging) and all(gone(pid) for pid in suite_runs), "a child of the run outlived it"
     assert not (out / LOCK).exists() and (out / "matrix.md").is_file()
+    assert not [p.name for p in tmp.iterdir() if p.name.startswith(("zjc-report-", "stores-"))], "a temporary folder is left"
     meta = json.loads(next((out / "results").glob("*.meta.json")).read_text())
     assert meta["run"]["interrupted"], meta
