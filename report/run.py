@@ -115,7 +115,8 @@ def earlier_results(folder: OutFolder) -> tuple[list[str], list[str]]:
         return [], []
     rels = sorted(f"results/{p.name}" for p in results.iterdir() if p.name.endswith(_OWN_SUFFIXES))
     ours = [rel for rel in rels if folder.owner(rel) is None]
-    foreign = [rel for rel in rels if rel not in ours and not rel.endswith(".log")]
+    read = {f"results/{stem}.run.json" for stem in (CROSS_STEM, CORPUS_STEM)}
+    foreign = [rel for rel in rels if rel not in ours and (rel.endswith((".jsonl", ".meta.json")) or rel in read)]
     return ours, foreign
 
 

@@ -326,3 +326,18 @@ def test_sigterm_ends_the_run_as_ctrl_c_does_and_nothing_outlives_it(tmp_path: P
     assert not [p.name for p in tmp.iterdir() if p.name.startswith(("zjc-report-", "stores-"))], "a temporary folder is left"
     meta = json.loads(next((out / "results").glob("*.meta.json")).read_text())
     assert meta["run"]["interrupted"], meta
+
+
+def test_a_users_file_the_pages_never_read_stays_and_does_not_stop_the_run(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A results/notes.run.json or results/mine.log of the user's is neither read nor removed, and no reason to refuse;
+    a results/cross-pairs.run.json of the user's would be read, and is."""
+    out = tmp_path / "out"
+    (out / "results").mkdir(parents=True)
+    for name in ("notes.run.json", "mine.log"):
+        (out / "results" / name).write_text("mine\n")
+    _no_suites(monkeypatch)
+    assert report(["--out", str(out), "--impl", "pillow", "--no-throughput", "--no-stores"]) == 0
+    assert all((out / "results" / name).read_text() == "mine\n" for name in ("notes.run.json", "mine.log"))
+    (out / "results" / "cross-pairs.run.json").write_text("{}\n")
+    assert report(["--out", str(out), "--impl", "pillow", "--no-throughput", "--no-stores"]) == 2
