@@ -21,6 +21,7 @@ from typing import Any
 
 from ..protocol.framing import JSON_LINES, MAX_MESSAGE, Frame, FrameReader
 from ..protocol.wire import TEXT_CAP
+from . import process_tree
 
 try:
     import fcntl
@@ -163,10 +164,16 @@ class HarnessProcess:
             # A crash must not leave a core dump of a 2 GiB process behind.
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if memory_limit:
-                resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+                # Never above the client's own hard limit (a CI job's ulimit -v): raising it is refused, and the start with it.
+                hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+                limit = memory_limit if hard == resource.RLIM_INFINITY else min(memory_limit, hard)
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
+        # Marked: what it starts carries the mark, and ends with it, whatever session it moves to (process_tree).
+        env, self.mark = process_tree.tag()
         self.popen = subprocess.Popen(  # the command is the user's --impl
             list(argv),
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -208,6 +215,8 @@ class HarnessProcess:
         #: Processes outside the harness's process group that held its stdout or stderr open when
         #: it was ended (a daemon it started with setsid), killed with it.
         self.strays: list[int] = []
+        #: Other processes of its tree outside its process group when it was ended (daemons: process_tree), killed too.
+        self.daemons: list[int] = []
 
     @property
     def pid(self) -> int:
@@ -354,6 +363,8 @@ class HarnessProcess:
 
     def kill(self) -> int | None:
         """Kill the harness with its whole process group (and what holds its output open); its exit status."""
+        self.reader.clear()  # what it sent is of no use now: freed at once, whoever still holds this object
+        self._end_tree()  # while it may still live, its children are found as its children too
         self._kill_group()
         code = self.wait(10)
         self._kill_strays()
@@ -368,12 +379,18 @@ class HarnessProcess:
         """
         self._close_pipes(stdout=False)
         code = self.wait(grace)
+        self._end_tree()
         self._kill_group()
         if code is None:
             code = self.wait(10)
         self._kill_strays()
         self._close_pipes()
         return code
+
+    def _end_tree(self) -> None:
+        """End what the harness started that left its process group: a daemon in a session of its own, its descriptors
+        on /dev/null, re-parented to init (process_tree finds it by the mark it inherited)."""
+        self.daemons += [pid for pid in process_tree.end(self.pid, self.mark) if pid not in self.daemons]
 
     def _stdout_held(self) -> bool:
         """Whether some process still has the harness's stdout open for writing, once the harness is gone."""

@@ -13,19 +13,22 @@ given. POSIX only (process groups, resource limits).
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import math
 import re
+import reprlib
 import shlex
 import threading
 import time
+import traceback
 import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -70,6 +73,22 @@ _OUT_OF_ADDRESS_SPACE = re.compile(
     r"|memory allocation of \d+ bytes failed|std::bad_alloc|\bMemoryError\b",
     re.IGNORECASE,
 )
+
+
+#: How a value a harness sent is shown in a message: a few levels and items of it, each cut short (reprlib), however
+#: large or deeply nested the value is.
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxdict, _SHOWN.maxlist, _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlong = 3, 8, 8, 200, 200, 60
+
+
+_repr = _SHOWN.repr
+
+
+def _excerpt(value: object, limit: int = TEXT_CAP) -> str:
+    """Text a harness sent as one message may carry it: at most ``limit`` characters of it (another value: its repr)."""
+    if not isinstance(value, str):
+        return _repr(value)
+    return value if len(value) <= limit else f"{value[:limit]}... ({len(value):,} characters in all)"
 
 
 def _json_copy(value: Mapping[str, Any], what: str) -> Any:
@@ -144,6 +163,40 @@ class RemoteCodec:
 
 
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
+
+
+def _detached(exc: E) -> E:
+    """``exc`` without what the calls it went through held: each finished frame of its traceback, and of the
+    exceptions it was raised from, is cleared (a reply of 200 MiB, a reader's buffer), and a context it was raised
+    without (``from None``) is dropped. Failures are kept (``incidents``), and a session may see hundreds."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        traceback.clear_frames(link.__traceback__)  # a frame still running (the caller's) is left as it is
+        if link.__suppress_context__:
+            link.__context__ = None
+        link = link.__cause__ or link.__context__
+    return exc
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _frees(method: Callable[P, R]) -> Callable[P, R]:
+    """A call of the adapter whose failure holds none of what the call held (:func:`_detached`)."""
+
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (HarnessFailure, HarnessError, HarnessRejection) as exc:
+            failure: Exception = exc
+        raise _detached(failure)  # outside the except: nothing more is chained to it
+
+    return call
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +211,22 @@ class _Sent:
     mark: int
     #: In shared framing, the request's space in the region: where it starts, and the room offered for the reply's payload.
     place: tuple[int, int, int] | None = None
+
+
+class Returned:
+    """What an implementation behind harnesses.server returned where the Adapter contract wants bytes (encode) or a
+    numpy array (decode), standing in for it: of the same type name, neither bytes nor an array, so a suite judges
+    it as it judges the value itself in process ("decode returned memoryview, not an array")."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<a {type(self).__name__} the implementation returned>"
+
+
+@functools.lru_cache(maxsize=64)  # names come from a harness: a bounded cache
+def _stand_in_type(name: str) -> type[Returned]:
+    return type(name, (Returned,), {"__slots__": ()})
 
 
 def _raised(outcome: T | Exception) -> T:
@@ -300,6 +369,7 @@ class ExecAdapter:
         """The harness's library versions, plus its own version under "harness"."""
         return {"harness": str(self._hello.get("version", "?")), **{k: str(v) for k, v in self._hello.get("versions", {}).items()}}
 
+    @_frees
     def parse(self, codec: Mapping[str, Any]) -> RemoteCodec:
         doc = _json_copy(codec, "the codec object")
         with self._lock:
@@ -307,6 +377,7 @@ class ExecAdapter:
             reply = self._call({"op": "parse", "codec": doc})
             return RemoteCodec(self, doc, self._expect_str(reply, "handle"), self.starts)
 
+    @_frees
     def build(self, options: Mapping[str, Any]) -> Any:
         """The codec object the harness's builder writes for ``options`` (the role ``build``)."""
         doc = _json_copy(options, "the build options")
@@ -314,7 +385,7 @@ class ExecAdapter:
             self._begin()
             reply = self._call({"op": "build", "options": doc})
             if "codec" not in reply:
-                raise self._violation(f"reply to build has no 'codec': {reply!r}")
+                raise self._violation(f"reply to build has no 'codec': {_repr(reply)}")
             return reply["codec"]
 
     def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
@@ -354,6 +425,7 @@ class ExecAdapter:
             return self._many(op, parsed, _bodies(_decode_body, items, *rest), self._chunk_of, window, keep=False)
         raise ValueError(f"op must be 'encode' or 'decode', got {op!r}")
 
+    @_frees
     def bench(self, parsed: object, of: str, repeat: int, *args: Any) -> list[float]:
         """Seconds each of ``repeat`` runs of an encode (``args``: the chunk) or a decode (the stream
         and the chunk shape) takes inside the harness, one after another: the library's own speed
@@ -370,16 +442,27 @@ class ExecAdapter:
         if not isinstance(seconds, list) or len(seconds) != repeat or not all(
             isinstance(t, int | float) and not isinstance(t, bool) and t >= 0 for t in seconds
         ):
-            raise self._violation(f"bench reply: 'seconds' must be {repeat} durations in seconds, got {str(seconds)[:200]}")
+            raise self._violation(f"bench reply: 'seconds' must be {repeat} durations in seconds, got {_repr(seconds)}")
         return [float(t) for t in seconds]
 
     def _stream_of(self, reply: dict[str, Any]) -> bytes:
+        if "returned" in reply:
+            return self._stand_in(reply)  # what the contract forbids, as it came
         try:
             return field_bytes(reply.get("data"))
         except ValueError as exc:
             raise self._violation(f"encode reply: {exc}") from exc
 
+    def _stand_in(self, reply: dict[str, Any]) -> Any:
+        """A ``returned`` reply (harnesses.server's): a stand-in of the type the implementation returned."""
+        name = reply["returned"]
+        if type(name) is not str or not 0 < len(name) <= 100 or not name.isprintable():
+            raise self._violation(f"'returned' must name a type in 1 to 100 printable characters, got {_repr(name)}")
+        return _stand_in_type(name)()
+
     def _chunk_of(self, reply: dict[str, Any]) -> np.ndarray:
+        if "returned" in reply:
+            return self._stand_in(reply)
         chunk = reply.get("chunk")
         try:
             if not isinstance(chunk, dict):
@@ -432,14 +515,16 @@ class ExecAdapter:
                         continue
                     i, sent = in_flight[0]
                     try:
-                        reply = self._receive(sent, batch=answered, last=len(in_flight) == 1)
-                        value = unpack(reply)
+                        try:
+                            value = unpack(self._receive(sent, batch=answered, last=len(in_flight) == 1))
+                        except MemoryError:
+                            raise self._out_of_memory(sent) from None
                         results[i] = value if keep else None
                     except (HarnessRejection, HarnessError) as exc:  # a reply: the process goes on
-                        results[i] = exc
+                        results[i] = _detached(exc)
                     except HarnessFailure as exc:  # the process is gone, with the replies it owed
                         charged = answered.get(exc.seq, i) if exc.seq is not None else i
-                        results[charged] = exc
+                        results[charged] = _detached(exc)
                         todo.extendleft(reversed([j for j, _ in in_flight if j != charged]))
                         in_flight.clear()
                         answered.clear()
@@ -512,16 +597,17 @@ class ExecAdapter:
         hello = self._call(request, starting=True)
         chosen = hello.get("framing", JSON_LINES)
         if chosen not in self.framings:
-            raise self._violation(f"start reply chooses framing {chosen!r}; the client offered {self.framings}")
+            raise self._violation(f"start reply chooses framing {_repr(chosen)}; the client offered {self.framings}")
         if hello.get("protocol") != PROTOCOL_VERSION:
-            raise self._violation(f"harness speaks protocol {hello.get('protocol')!r}, not {PROTOCOL_VERSION}")
+            raise self._violation(f"harness speaks protocol {_repr(hello.get('protocol'))}, not {PROTOCOL_VERSION}")
         roles = hello.get("roles")
-        if not isinstance(roles, list) or not roles or not set(roles) <= ROLES:
-            raise self._violation(f"start reply has roles {roles!r}: a non-empty subset of {', '.join(sorted(ROLES))}")
+        if not isinstance(roles, list) or not roles or not all(type(r) is str for r in roles) or not set(roles) <= ROLES:
+            raise self._violation(f"start reply has roles {_repr(roles)}: a non-empty subset of {', '.join(sorted(ROLES))}")
         if not isinstance(hello.get("name"), str) or not hello["name"]:
-            raise self._violation(f"start reply has no name: {hello!r}")
+            raise self._violation(f"start reply has no name: {_repr(hello)}")
         if self._hello and (hello["name"], sorted(roles)) != (self._hello["name"], sorted(self._hello["roles"])):
-            raise self._violation(f"restarted harness is {hello['name']} {roles}, was {self._hello['name']} {self._hello['roles']}")
+            raise self._violation(f"restarted harness is {_excerpt(hello['name'], 200)} {_repr(roles)}, was {self._hello['name']} "
+                                  f"{self._hello['roles']}")
         self._hello = hello
         # From the next request on, both directions use the chosen framing.
         self.framing = chosen
@@ -657,7 +743,34 @@ class ExecAdapter:
         holder["data"] = bytearray(view)  # the room is the next request's once given back
 
     def _call(self, request: dict[str, Any], *, starting: bool = False) -> dict[str, Any]:
-        return self._receive(self._send(request), starting=starting)
+        sent = self._send(request)
+        try:
+            return self._receive(sent, starting=starting)
+        except MemoryError:
+            pass
+        except (HarnessFailure, HarnessError, HarnessRejection):
+            raise
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM) with the reply still owed: it would confuse the next call, and a harness
+            # that hangs would hold close() for its grace periods. It is ended, as an interrupted batch's is.
+            if self._proc is not None:
+                self._proc.kill()
+                self._proc = None
+            raise
+        raise self._out_of_memory(sent, starting=starting)
+
+    def _out_of_memory(self, sent: _Sent, *, starting: bool = False) -> HarnessFailure:
+        """The client could not hold a reply: the harness is ended (what it sent is lost with its buffers) and the call
+        fails, naming the cap that bounds one message, never with a bare MemoryError."""
+        proc = self._proc
+        size = f" (it had sent {proc.reader.buffered:,} bytes of it)" if proc is not None and proc.reader.buffered else ""
+        if proc is not None:
+            proc.reader.clear()  # before anything more is asked of the memory
+        cap = f"{self.max_reply / (1 << 20):g} MiB" if self.max_reply else "none"
+        return self._fail(HarnessFailure, f"the client ran out of memory reading the reply to {sent.op}{size}; one message may be "
+                          f"up to max_reply bytes ({cap}): lower it with ExecAdapter(..., max_reply=N) or by assigning "
+                          "zarr_jpeg_conformance.protocol.framing.MAX_MESSAGE, or give the client more memory; killed",
+                          proc, sent.mark, starting=starting)
 
     def _send(self, request: dict[str, Any]) -> _Sent:
         """Number ``request`` and queue it for the harness (starting one if none runs); its reply is not awaited."""
@@ -730,7 +843,7 @@ class ExecAdapter:
         reply = frame.message
         if got != sent.seq:
             shown = reply.get("seq") if isinstance(reply, dict) else reply
-            raise self._violation(f"reply to {op} (seq {sent.seq}) has seq {shown!r}", proc, mark, starting=starting)
+            raise self._violation(f"reply to {op} (seq {sent.seq}) has seq {_repr(shown)}", proc, mark, starting=starting)
         if isinstance(reply, dict) and (sent.place is not None or frame.at is not None):
             self._from_region(sent, frame, proc, mark)
         if proc.written < sent.end:
@@ -752,15 +865,17 @@ class ExecAdapter:
         status = reply.get("status")
         if status == "ok":
             return reply
-        message_text = str(reply.get("message", ""))
+        # A harness's words are kept as an excerpt: a 200 MiB message must not live on in every failure it causes.
+        message_text = _excerpt(reply.get("message", ""))
         if reply.get("exception"):
-            message_text = f"{reply['exception']}: {message_text}" if message_text else str(reply["exception"])
+            exception = _excerpt(reply["exception"], 200)
+            message_text = f"{exception}: {message_text}" if message_text else exception
         if status == "rejected" and not starting:
             requirement = reply.get("requirement")
-            raise HarnessRejection(message_text, requirement if isinstance(requirement, str) else None)
+            raise HarnessRejection(message_text, _excerpt(requirement, 200) if isinstance(requirement, str) else None)
         if status == "error" or (status == "rejected" and starting):
             trace = reply.get("trace")
-            detail = f"\nharness trace:\n{str(trace)[-TEXT_CAP:]}" if trace else ""
+            detail = f"\nharness trace:\n{trace[-TEXT_CAP:] if isinstance(trace, str) else _excerpt(trace)}" if trace else ""
             stderr = proc.stderr.since(mark)
             if stderr:
                 detail += f"\nharness stderr:\n{stderr}"
@@ -768,12 +883,12 @@ class ExecAdapter:
                 proc.kill()
                 self._proc = None
             raise HarnessError(f"{self._label()} {op}: {message_text}{detail}")
-        raise self._violation(f"reply to {op} has status {status!r}", proc, mark)
+        raise self._violation(f"reply to {op} has status {_repr(status)}", proc, mark)
 
     def _expect_str(self, reply: dict[str, Any], key: str) -> str:
         value = reply.get(key)
         if not isinstance(value, str) or not value:
-            raise self._violation(f"reply to {reply.get('seq')} has no string {key!r}: {reply!r}")
+            raise self._violation(f"reply to {reply.get('seq')} has no string {key!r}: {_repr(reply)}")
         return value
 
     def _label(self) -> str:
@@ -804,6 +919,10 @@ class ExecAdapter:
         if proc is not None and proc.strays:
             text += (f"; it left {len(proc.strays)} process(es) outside its process group holding its stdout or stderr open "
                      f"(pid {', '.join(map(str, proc.strays[:10]))}: started with setsid?), killed too")
+        daemons = [pid for pid in proc.daemons if pid not in proc.strays] if proc is not None else []
+        if daemons:
+            text += (f"; it left {len(daemons)} process(es) running outside its process group (pid "
+                     f"{', '.join(map(str, daemons[:10]))}: daemons?), killed too")
         if starting and self.memory_limit and _OUT_OF_ADDRESS_SPACE.search(f"{stdout}\n{stderr}"):
             text += f"\n{self._memory_hint()}"
         if stdout:

@@ -35,6 +35,7 @@ from ..protocol.framing import (
     SHARED,
     FrameError,
     FrameReader,
+    MessageTooLarge,
     encode_message,
     encode_placed,
     placed_frame,
@@ -43,6 +44,9 @@ from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_t
 
 #: Bounds a bench request: a client's slip must not hold the harness for hours.
 MAX_REPEAT = 100_000
+#: The largest request this server reads, a frame's payload included, as the kits allow one: the suites send a few MiB
+#: at most, and a header that declares more is answered with an error, not a MemoryError that ends the process.
+MAX_REQUEST = 1 << 30
 
 
 class BadRequest(Exception):
@@ -63,6 +67,13 @@ def _rejected(exc: BaseException) -> dict[str, Any]:
 def _error(exc: BaseException) -> dict[str, Any]:
     trace = "".join(traceback.format_exception(exc))
     return {"status": "error", "message": str(exc), "exception": type(exc).__name__, "trace": trace[-TEXT_CAP:]}
+
+
+def _returned(value: object) -> dict[str, Any]:
+    """The reply for an encode or decode whose value the Adapter contract does not allow (a decode that returned a
+    memoryview, an encode that returned an array): its type's name, which the client hands the suites as a stand-in.
+    Converted here, it passed under --isolate where the same adapter in process failed."""
+    return {"status": "ok", "returned": type(value).__name__[:100] or "object"}
 
 
 class Server:
@@ -135,7 +146,7 @@ class Server:
             raise BadRequest(f"encode request: 'chunk': {exc}") from exc
         data = self.adapter.encode(parsed, array)
         if not isinstance(data, bytes | bytearray | memoryview):
-            raise RuntimeError(f"encode returned {type(data).__name__}, not bytes")
+            return _returned(data)
         return {"status": "ok", "data": bytes(data)}
 
     def _decode(self, request: dict[str, Any], spare: np.ndarray | None = None) -> dict[str, Any]:
@@ -156,7 +167,9 @@ class Server:
         if spare is not None and callable(into) and spare.size == math.prod(shape):  # a bench without a room
             into(parsed, data, tuple(shape), spare.reshape(shape))
             return {"status": "ok"}
-        out = np.asarray(self.adapter.decode(parsed, data, tuple(shape)))
+        out = self.adapter.decode(parsed, data, tuple(shape))
+        if not isinstance(out, np.ndarray):
+            return _returned(out)
         try:
             return {"status": "ok", "chunk": array_to_wire(out, raw=True)}
         except TypeError as exc:
@@ -334,20 +347,26 @@ def serve(spec: str, requests: BinaryIO, replies: IO[bytes], *, log: Callable[[s
     """
     server = Server(spec)
     write = _writer(replies)
-    # The client is the test session: what it sends is not capped.
-    reader = FrameReader(JSON_LINES, cap=None, skip_blank=True)
+    reader = FrameReader(JSON_LINES, cap=MAX_REQUEST, skip_blank=True)
     while True:
-        request: object
         try:
             frame = reader.pop_from(requests)
-        except FrameError as exc:
-            request = None
+        except (FrameError, MemoryError) as exc:
+            # A line that is no request was taken whole: the next one is read as ever. A payload that is not read (over
+            # the cap, or more than this process can hold) leaves the next frame unfound: the session ends after this.
+            lost = isinstance(exc, MessageTooLarge | MemoryError)
+            why = str(exc) if isinstance(exc, FrameError) else "no memory to read it"
             if log:
-                log(f"harnesses.server: unreadable request: {exc}")
-        else:
-            if frame is None:
-                break
-            request = frame.message
+                log(f"harnesses.server: unreadable request: {why}")
+            reply = {"seq": None, "status": "error", "message": f"unreadable request: {why}" + ("; the session ends" if lost else ""),
+                     "exception": "BadRequest"}
+            write(encode_message(reply, server.framing))
+            if lost:
+                return 0  # as the kits do: the session is over, not failed
+            continue
+        if frame is None:
+            break
+        request = frame.message
         framing = server.framing
         reply = server.handle(request)
         # The start reply goes out in the framing it was asked in; what follows, in the chosen one.

@@ -50,7 +50,7 @@ class MessageTooLarge(FrameError):
 
     def __init__(self, size: int, cap: int, declared: bool) -> None:
         how = f"declares a payload that makes it {size} bytes" if declared else f"is over {size} bytes long and not finished"
-        super().__init__(f"the message {how}, more than the cap of {_mib(cap)} (MAX_MESSAGE)")
+        super().__init__(f"the message {how}, more than the cap of {_mib(cap)}")
         self.size = size
         self.cap = cap
 
@@ -292,6 +292,34 @@ class FrameReader:
             raise FrameError(f"the frame's payload of {size} bytes at {at} is outside {where}")
         return Frame(attach_payload(message, self.region[at : at + size]), line_size, at)
 
+    def _line(self, end: int) -> bytearray | str:
+        """The line that ends at ``end``, taken out of the buffer.
+
+        A long one (a JSON line with a large payload) comes out as its text, decoded straight from the buffer, which is
+        freed before the text is parsed: the line is never held three times (bytes, text, and the parsed message), and
+        a reply near the cap needs twice its size, not three times.
+        """
+        if end < _LONG_LINE:
+            line = self._buf[:end]
+            self._consume(end + 1)
+            return line
+        with memoryview(self._buf) as whole, whole[:end] as view:
+            try:
+                text = str(view, "utf-8")
+            except UnicodeDecodeError:
+                text = None
+            shown = bytes(view[:_SHOWN])
+        self._consume(end + 1)
+        if text is None:
+            raise FrameError(f"not JSON (not UTF-8 text): {shown!r}...")
+        return text
+
+    def clear(self) -> None:
+        """Drop whatever is buffered (the stream it came from is finished): its memory is freed now, not when the
+        reader is."""
+        self._buf, self._payload, self._header, self._have, self._scanned = bytearray(), bytearray(), None, 0, 0
+        self._scratch = None
+
     def pop(self) -> Frame | None:
         """The next whole message, or None if more bytes are needed; FrameError if it is not one."""
         while self._header is None:
@@ -303,12 +331,12 @@ class FrameReader:
                 return None
             if self.cap is not None and end > self.cap:
                 raise MessageTooLarge(end, self.cap, declared=False)
-            line = self._buf[:end]
-            self._consume(end + 1)
+            line = self._line(end)
             self._scanned = 0
             if self.skip_blank and (not line or line.isspace()):
                 continue
             message = _loads(line)
+            del line  # a long line's text is not held while its message is used
             if self.framing == JSON_LINES or not isinstance(message, dict) or "payload" not in message:
                 return Frame(message, end + 1)
             size = message["payload"]
@@ -342,25 +370,68 @@ _FIRST_READ = 16 << 10
 _READ_SIZE = 1 << 20
 
 
-def _loads(line: bytearray) -> Any:
+#: Lines this long or longer are decoded straight from the reader's buffer (FrameReader._line).
+_LONG_LINE = 1 << 20
+#: Lines shorter than this (bytes) have their brackets counted before their nesting is walked (_loads).
+_COUNTED = 4096
+#: Bytes of a line quoted in an error message.
+_SHOWN = 200
+#: How deep a message may nest arrays and objects. A protocol message nests four deep (a reply, its chunk, its
+#: shape); a codec object as zarr.json holds it, a few more. JSON's own parsers recurse per level: a line of 200 000
+#: brackets must be a FrameError that says so, not a RecursionError (or a crash) in whoever reads it.
+MAX_DEPTH = 64
+#: Lines no longer than this cannot nest deeper than MAX_DEPTH: each level takes two brackets.
+_SHALLOW = 2 * MAX_DEPTH + 1
+
+
+def _loads(line: bytearray | str) -> Any:
     try:
-        text = line.decode()  # the protocol's JSON is UTF-8
+        text = line if isinstance(line, str) else line.decode()  # the protocol's JSON is UTF-8
         try:
             # The scanner itself, without the decoder's two whitespace matches (2.0 against 2.7 us for a request's
             # header); a line it does not take whole (whitespace around the value, or not JSON) goes the long way.
             value, end = _DECODER.scan_once(text, 0)  # type: ignore[attr-defined]  # set in __init__; typeshed omits it
         except StopIteration:
             end = -1
-        return value if end == len(text) else _DECODER.decode(text)
+        value = value if end == len(text) else _DECODER.decode(text)
     except ValueError:  # UnicodeDecodeError included
-        shown = bytes(line[:200])
-        raise FrameError(f"not JSON: {shown!r}{'...' if len(line) > 200 else ''}") from None
+        raise FrameError(f"not JSON: {_quoted(line)}") from None
+    except RecursionError:
+        raise FrameError(f"a message nested deeper than JSON's reader follows (the protocol's nest at most {MAX_DEPTH} "
+                         f"deep): {_quoted(line)}") from None
+    # A line cannot nest deeper than half its length, nor deeper than it has brackets: most headers are told safe by
+    # their length (30 ns), the rest of the short ones by a count (0.4 us), where walking a header takes 3 us; a long
+    # line (a JSON line with its payload) is walked, which costs what its few containers cost.
+    size = len(line)
+    if size > _SHALLOW and (isinstance(line, str) or size >= _COUNTED or line.count(b"[") + line.count(b"{") > MAX_DEPTH) \
+            and not within_depth(value):
+        raise FrameError(f"a message nested more than {MAX_DEPTH} deep (the protocol's nest a few levels): {_quoted(line)}")
+    return value
+
+
+def _quoted(line: bytearray | str) -> str:
+    """The start of a line, for an error message."""
+    shown = line[:_SHOWN]
+    return (repr(shown) if isinstance(shown, str) else repr(bytes(shown))) + ("..." if len(line) > _SHOWN else "")
+
+
+def within_depth(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON value nests arrays and objects at most ``limit`` deep; walked level by level, without recursion
+    (so a value too deep for a recursive reader is told apart safely)."""
+    level: list[Any] = [value] if type(value) is dict or type(value) is list else []
+    for _ in range(limit):  # after k rounds, level holds the containers k + 1 deep
+        if not level:
+            return True
+        level = [item for node in level for item in (node.values() if type(node) is dict else node)
+                 if type(item) is dict or type(item) is list]
+    return not level
 
 
 __all__ = [
     "BINARY",
     "FRAMINGS",
     "JSON_LINES",
+    "MAX_DEPTH",
     "MAX_MESSAGE",
     "OFFERED",
     "SHARED",
@@ -374,4 +445,5 @@ __all__ = [
     "on_the_wire",
     "placed_frame",
     "split_payload",
+    "within_depth",
 ]

@@ -22,6 +22,11 @@ from collections import deque
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no region (available() says so)
+    fcntl = None  # type: ignore[assignment]
+
 #: Bytes of the region. Eight 256x256x3 chunks in flight with a decoded chunk's room each take 3 MiB; pages are
 #: only backed once written, so room for larger chunks costs nothing until it is used.
 REGION_SIZE = 32 << 20
@@ -54,8 +59,15 @@ def room_like(size: int) -> np.ndarray:
 
 
 def available() -> bool:
-    """Whether this platform can make a region a harness process inherits (memfd and /proc: Linux)."""
-    return sys.platform == "linux" and hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
+    """Whether this platform can make a region a harness process inherits, and seal its size (memfd, its seals and
+    /proc: Linux)."""
+    return (sys.platform == "linux" and hasattr(os, "memfd_create") and fcntl is not None and hasattr(fcntl, "F_ADD_SEALS")
+            and os.path.isdir("/proc/self/fd"))
+
+
+#: The region's size is sealed: a harness that shrank it (ftruncate of its /proc/self/fd/N) would turn every access of
+#: the client's past the new end into a SIGBUS, which kills the client; growing it is sealed too, and so are the seals.
+_SEALS = getattr(fcntl, "F_SEAL_SHRINK", 0) | getattr(fcntl, "F_SEAL_GROW", 0) | getattr(fcntl, "F_SEAL_SEAL", 0)
 
 
 class Region:
@@ -67,9 +79,12 @@ class Region:
             raise ValueError(f"a region needs a positive size, got {size}")
         self.size = size
         # Not inherited by default: only the harness it is passed to (Popen's pass_fds) gets it.
-        self.fd = os.memfd_create("zarr-jpeg-conformance-region", os.MFD_CLOEXEC)
+        self.fd = os.memfd_create("zarr-jpeg-conformance-region", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(self.fd, size)
+            # Before it is mapped or shared: a region whose size cannot be sealed is no region (OSError; the client then
+            # offers binary framing). Its size is known from here on, whatever a harness does.
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, _SEALS)
             self._map = mmap.mmap(self.fd, size)
         except BaseException:
             os.close(self.fd)

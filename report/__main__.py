@@ -18,14 +18,17 @@ from pathlib import Path
 
 from . import compare as compare_mod
 from . import model, render_html, render_md, run, stores_table
-from .outfolder import OutFolderError, claim, write_text
+from .children import end_all, interruption, terminated_as_interrupt
+from .outfolder import OutFolder, OutFolderError, claim, write_text
 from .saved import ReportFileError
+from .terminal import printable
 from .throughput import DEFAULT_REPEATS, DEFAULT_SIZE
 from .wording import verdict
 
 
 def _log(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    # Names, reasons and messages come from implementations and saved files: shown, never obeyed by the terminal.
+    print(printable(text), file=sys.stderr, flush=True)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -59,19 +62,27 @@ def _parser() -> argparse.ArgumentParser:
 
 #: The pages a run writes into its output folder.
 PAGES = ("matrix.json", "matrix.md", "matrix.html")
+#: Everything a run writes at the top of its output folder: the pages and the measurements.
+TOP_FILES = (*PAGES, "environment.json", "throughput.json", stores_table.FILE)
 
 
-def write_pages(matrix: model.Matrix, out: Path, source: Path | None = None) -> list[Path]:
+def write_pages(matrix: model.Matrix, out: Path, source: Path | None = None, folder: OutFolder | None = None) -> list[Path]:
     """Write matrix.json, matrix.md and matrix.html into ``out``, each whole or not at all, with the store
-    interop table that the run wrote into ``source`` (``out`` by default)."""
+    interop table that the run wrote into ``source`` (``out`` by default); into ``folder``, as its manifest allows."""
     out.mkdir(parents=True, exist_ok=True)
     stores = stores_table.load(source or out)
     paths = [out / name for name in PAGES]
     doc = {**model.to_json(matrix), **({"stores": stores} if stores is not None else {})}
-    write_text(paths[0], json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-    write_text(paths[1], render_md.render(matrix) + stores_table.markdown_section(stores))
     page = render_html.render(matrix)
-    write_text(paths[2], page.replace("</main></body>", stores_table.html_section(stores) + "</main></body>", 1))
+    texts = [json.dumps(doc, indent=1, ensure_ascii=False) + "\n", render_md.render(matrix) + stores_table.markdown_section(stores),
+             page.replace("</main></body>", stores_table.html_section(stores) + "</main></body>", 1)]
+    if folder is not None:
+        folder.check(PAGES)  # all three or none
+    for path, text in zip(paths, texts, strict=True):
+        if folder is not None:
+            folder.write_text(path.name, text)
+        else:
+            write_text(path, text)
     return paths
 
 
@@ -93,7 +104,7 @@ def _compare_main(argv: Sequence[str]) -> int:
     try:
         old, new = compare_mod.load_matrix(args.old), compare_mod.load_matrix(args.new)
     except ReportFileError as exc:
-        print(f"compare: {exc}", file=sys.stderr)
+        print(printable(f"compare: {exc}"), file=sys.stderr)
         return 2
     sys.stdout.write(compare_mod.compare(old, new))
     return 0
@@ -120,54 +131,74 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--from {args.from_dir}: no results/*.jsonl there")
     out = args.out or args.from_dir
     try:
-        with claim(out):
-            return _report(args, out)
+        with claim(out) as folder, terminated_as_interrupt():
+            try:
+                return _report(args, out, folder)
+            finally:
+                end_all()  # nothing the run started outlives it, whatever ended it
+                folder.settle()
     except OutFolderError as exc:
         _log(f"report: {exc}")
         return 2
+    except KeyboardInterrupt:  # after the run, while the pages were made: they are whole or not there
+        what, status = interruption()
+        _log(f"report: interrupted ({what}) while the pages were written")
+        return status
 
 
-def _report(args: argparse.Namespace, out: Path) -> int:
+def _report(args: argparse.Namespace, out: Path, folder: OutFolder) -> int:
     """Run (unless --from), then write the pages; the exit status."""
     interrupted = False
     began = time.monotonic()
     taken: dict[str, float] = {}
     if args.from_dir is None:
         try:
-            taken = _run(args, out)
+            taken = _run(args, out, folder)
         except (run.Interrupted, KeyboardInterrupt):
             interrupted = True
-            _log(f"interrupted (Ctrl-C): the results so far stay in {out / 'results'}; the pages show them as incomplete")
+            _log(f"interrupted ({interruption()[0]}): the results so far stay in {out / 'results'}; the pages show them as "
+                 "incomplete")
     try:
         matrix = model.load(args.from_dir or out)
+        paths = write_pages(matrix, out, args.from_dir or out, folder)
     except (ReportFileError, ValueError) as exc:
         _log(f"report: {exc}")
         return 2
-    for path in write_pages(matrix, out, args.from_dir or out):
+    for path in paths:
         _log(f"wrote {path}")
     for impl in matrix.implementations:
         _log(f"  {impl.name}: {verdict(matrix, impl)}")
     if taken:
         stages = ", ".join(f"{stage} {seconds:.0f} s" for stage, seconds in taken.items())
         _log(f"done in {time.monotonic() - began:.0f} s ({stages}, loading and pages the rest)")
-    return 130 if interrupted else 0
+    return interruption()[1] if interrupted else 0
 
 
-def _run(args: argparse.Namespace, out: Path) -> dict[str, float]:
+def _clear_earlier_run(folder: OutFolder) -> list[str]:
+    """Remove what an earlier run of this tool left in ``folder`` (its manifest says what), which would mix into this
+    run; refuse, before anything is removed, a folder whose files this run would read as results or replace but this
+    tool did not write (or that changed since). The user's other files stay. Returns the earlier run's results files."""
+    ours, foreign = run.earlier_results(folder)
+    if foreign:
+        names = [rel.removeprefix("results/") for rel in foreign]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        raise OutFolderError(f"--out {folder.path}: results/ holds {shown}, which no run of this tool wrote (or which changed "
+                             "since) and which the pages would read as results: move them, or give another folder")
+    folder.check(TOP_FILES)
+    folder.remove([*ours, *(name for name in TOP_FILES if name in folder.listed())])
+    return ours
+
+
+def _run(args: argparse.Namespace, out: Path, folder: OutFolder) -> dict[str, float]:
     """Run the suites, the cross suite and the throughput measurement into ``out``; the seconds each stage took."""
     specs = args.impl or run.default_specs()
-    ours, foreign = run.earlier_results(out / "results")
+    expected = run.earlier_seconds(out / "results")  # read before the earlier run's files go
+    ours = _clear_earlier_run(folder)
     options = run.RunOptions(timeout=args.timeout, keyword=args.keyword, suites=args.suites, pytest_args=args.pytest_arg,
-                             jobs=max(1, args.jobs), expected=run.earlier_seconds(out / "results") if ours else {})
-    if foreign:
-        names = ", ".join(p.name for p in foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-        raise OutFolderError(f"--out {out}: results/ holds {names}, which no run of this tool wrote and which the pages would "
-                             "read as results: move them, or give another folder")
-    # Results, pages and measurements of an earlier run in this folder would mix into this one;
-    # the user's own files stay.
-    for stale in [*ours, *(out / name for name in (*PAGES, "throughput.json", "environment.json"))]:
-        stale.unlink(missing_ok=True)
-    write_text(out / "environment.json", json.dumps(run.environment(_selection(args)), indent=1) + "\n")
+                             jobs=max(1, args.jobs), expected=expected if ours else {},
+                             hold=(folder.lock_fd,) if folder.lock_fd >= 0 else (), reserve=folder.reserve)
+    folder.reserve(TOP_FILES)
+    folder.write_text("environment.json", json.dumps(run.environment(_selection(args)), indent=1) + "\n")
     taken: dict[str, float] = {}
     start = time.monotonic()
     metas = run.run_all(specs, out, options, _log)
@@ -176,7 +207,6 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, float]:
     _log(f"suites: {taken['suites']:.0f} s for {len(ready)} implementation(s), {options.jobs} run(s) at a time")
     if not ready:
         _log("no implementation could be loaded: the pages show why")
-    (out / stores_table.FILE).unlink(missing_ok=True)
     if args.no_stores or args.suites or args.keyword:
         _log("stores: the writer x reader table is not built (--no-stores, or a selection of suites or cases)")
     else:

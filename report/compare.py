@@ -13,6 +13,7 @@ from typing import Any
 
 from .model import SEVERITY
 from .saved import read_json
+from .terminal import printable
 
 #: Rows per table before the rest is summarised as a count.
 MAX_ROWS = 200
@@ -20,8 +21,21 @@ MAX_ROWS = 200
 
 def load_matrix(path: Path) -> dict[str, Any]:
     """Read a matrix.json; ReportFileError (naming the file and the place) for anything else,
-    another format version included."""
-    return read_json(path, "matrix")
+    another format version included. Every text in it comes out printable (report.terminal): the changes are printed,
+    and a name's escape codes or newlines must not rewrite them."""
+    doc: dict[str, Any] = _printable(read_json(path, "matrix"))
+    return doc
+
+
+def _printable(value: Any) -> Any:
+    """A JSON value with every string, keys included, made printable (its nesting is bounded: saved.MAX_DEPTH)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
 
 
 def _direction(old: str | None, new: str | None) -> str:

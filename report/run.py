@@ -30,6 +30,9 @@ from typing import Any
 from .. import __version__
 from ..adapters import BUILTINS, LIBRARIES, ZARR_CODECS
 from ..harnesses import HARNESSES
+from .children import Child, end_all
+from .children import run as run_child
+from .outfolder import OutFolder
 from .saved import CORPUS_STEM, CROSS_STEM, FORMAT_VERSION
 
 Log = Callable[[str], None]
@@ -55,6 +58,11 @@ class RunOptions:
     jobs: int = 2
     #: Seconds each implementation's run took last time (by name): the longest start first.
     expected: Mapping[str, float] = field(default_factory=dict)
+    #: Descriptors each suite run inherits: the output folder's lock, held while any of them lives.
+    hold: Sequence[int] = ()
+    #: Called with the files of the output folder (relative paths) that the runs are about to write, before any
+    #: starts (OutFolder.reserve: refused where they are not this tool's).
+    reserve: Callable[[list[str]], None] = lambda rels: None
 
 
 def file_stem(name: str) -> str:
@@ -66,7 +74,7 @@ def probe(spec: str, timeout: float = 120.0) -> dict[str, Any]:
     """Load the adapter in a child process (report.probe) and return what it printed."""
     cmd = [sys.executable, "-m", "zarr_jpeg_conformance.report.probe", spec]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        done = run_child(cmd, timeout)  # an exec: spec starts a harness: it ends with the probe
     except subprocess.TimeoutExpired:
         return {"spec": spec, "available": False, "reason": f"loading the adapter took more than {timeout:.0f} s"}
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
@@ -94,40 +102,22 @@ def unknown_spec(spec: str) -> str | None:
            "exec:COMMAND or module:attr"
 
 
-#: What a run writes into the results folder, by the end of the name; the loader reads the first three.
+#: What a run writes into the results folder, by the end of the name; the loader reads all but the logs.
 _OWN_SUFFIXES = (".meta.json", ".run.json", ".jsonl", ".log")
-#: Bytes of a file read to tell whether this tool wrote it.
-_SNIFF = 1 << 16
 
 
-def _written_here(path: Path) -> bool:
-    """Whether a file of a results folder looks like one a run writes (the user may keep their own files there)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(_SNIFF)
-    except OSError:
-        return False
-    first = head.split(b"\n", 1)[0]
-    if path.name.endswith((".meta.json", ".run.json")):
-        return head.lstrip().startswith(b"{") and b'"format_version"' in head
-    # A results line (the plugin writes keys sorted: case, format_version, implementation, ...); an empty file is a run's too.
-    return not head or (first.startswith(b"{") and b'"format_version"' in first and b'"implementation"' in first)
-
-
-def earlier_results(results_dir: Path) -> tuple[list[Path], list[Path]]:
-    """(files an earlier run wrote into ``results_dir``, files the loader would read that no run wrote).
-
-    A run's log goes with its results or meta file; anything else in the folder is the
-    user's and is neither read nor removed.
-    """
-    if not results_dir.is_dir():
+def earlier_results(folder: OutFolder) -> tuple[list[str], list[str]]:
+    """(files an earlier run of this tool wrote into ``folder``'s results/, files the loader would read there that no
+    run wrote, or that changed since), by path in the folder. The folder's manifest says which are this tool's; a log
+    that is not, and anything else in results/, is the user's and is neither read nor removed."""
+    results = folder.path / "results"
+    if not results.is_dir():
         return [], []
-    files = sorted(p for p in results_dir.iterdir() if p.is_file() and p.name.endswith(_OWN_SUFFIXES))
-    ours = {p for p in files if not p.name.endswith(".log") and _written_here(p)}
-    stems = {p.name.removesuffix(next(s for s in _OWN_SUFFIXES if p.name.endswith(s))) for p in ours}
-    ours |= {p for p in files if p.name.endswith(".log") and p.name.removesuffix(".log") in stems}
-    foreign = [p for p in files if p not in ours and not p.name.endswith(".log") and not p.name.endswith(".run.json")]
-    return sorted(ours), foreign
+    rels = sorted(f"results/{p.name}" for p in results.iterdir() if p.name.endswith(_OWN_SUFFIXES))
+    ours = [rel for rel in rels if folder.owner(rel) is None]
+    read = {f"results/{stem}.run.json" for stem in (CROSS_STEM, CORPUS_STEM)}
+    foreign = [rel for rel in rels if rel not in ours and (rel.endswith((".jsonl", ".meta.json")) or rel in read)]
+    return ours, foreign
 
 
 def default_specs() -> list[str]:
@@ -210,22 +200,16 @@ def _count(path: Path) -> Counter[str]:
     return counts
 
 
-def _interrupt(proc: subprocess.Popen[Any]) -> None:
-    """Pass the user's Ctrl-C on to the pytest child (its own session does not get it) and let it finish."""
+def _interrupt(child: Child) -> None:
+    """Pass the user's Ctrl-C on to the pytest child (its own session does not get it) and let it finish; then end
+    what it left (or it, and all it started, after INTERRUPT_GRACE seconds)."""
     try:
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=INTERRUPT_GRACE)
+        os.killpg(child.pid, signal.SIGINT)
+        child.popen.wait(timeout=INTERRUPT_GRACE)
     except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
-        _kill(proc)
-
-
-def _kill(proc: subprocess.Popen[Any]) -> None:
-    """Kill the pytest child and anything it started (it leads its own process group)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
+        child.end()
+    else:
+        child.finished()
 
 
 def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options: RunOptions, log: Log,
@@ -248,12 +232,16 @@ def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options:
         ini.write_text("[pytest]\n", encoding="utf-8")
         full = cmd[:3] + ["-c", str(ini), "--rootdir", tmp] + cmd[3:]
         with open(log_path, "wb") as out:
-            proc = subprocess.Popen(full, cwd=tmp, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            # It holds the output folder's lock too (options.hold): a new run cannot take the folder while it writes,
+            # even if this process is killed with no chance to end it.
+            child = Child(full, cwd=tmp, stdout=out, stderr=subprocess.STDOUT, pass_fds=tuple(options.hold))
+            proc = child.popen
             last = start
             try:
                 while True:
                     try:
                         proc.wait(timeout=0.5)
+                        child.finished()
                         break
                     except subprocess.TimeoutExpired:
                         pass
@@ -262,16 +250,16 @@ def run_suites(spec: str | Sequence[str], stem: str, results_dir: Path, options:
                     now = time.monotonic()
                     if now - start > options.timeout:
                         timed_out = True
-                        _kill(proc)
+                        child.end()
                         break
                     if now - last >= PROGRESS_EVERY:
                         last = now
                         log(f"    {stem}: {sum(_count(results).values())} results so far, {now - start:.0f} s")
             except KeyboardInterrupt:
                 interrupted = True
-                _interrupt(proc)
+                _interrupt(child)
             except BaseException:
-                _kill(proc)
+                child.end()
                 raise
     seconds = time.monotonic() - start
     text = log_path.read_text(encoding="utf-8", errors="replace")
@@ -318,30 +306,68 @@ def expected_cost(meta: Mapping[str, Any], options: RunOptions) -> float:
 
 
 def _probe_all(specs: Sequence[str], jobs: int) -> list[dict[str, Any]]:
-    """Probe every spec (``jobs`` at a time), in spec order; a name taken by an earlier spec
-    makes a later one unavailable."""
+    """Probe every spec (``jobs`` at a time), in spec order; a name taken by an earlier spec, or one whose results
+    file would be an earlier one's (``lib/a`` and ``lib_a``, ``A`` and ``a`` on a file system that does not tell
+    case), makes a later one unavailable."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        metas = list(pool.map(probe, specs))
+        try:
+            metas = list(pool.map(probe, specs))
+        except KeyboardInterrupt:
+            end_all()  # the probes, and the harnesses they started: the pool's threads then return at once
+            raise
     used: dict[str, str] = {}
+    files = {CROSS_STEM.casefold(): "the cross suite's run", CORPUS_STEM.casefold(): "the corpus's own checks"}
     for spec, meta in zip(specs, metas, strict=True):
         name = meta.get("name", spec)
+        taken = files.get(file_stem(name).casefold()) if meta.get("available") else None
         if meta.get("available") and name in used:
             meta.clear()
             meta.update({"spec": spec, "available": False, "reason": f"its name {name!r} is already taken by --impl {used[name]}"})
+        elif taken is not None:
+            meta.clear()
+            meta.update({"spec": spec, "available": False,
+                         "reason": f"its name {name!r} makes the results file results/{file_stem(name)}.jsonl, which is "
+                                   f"already {taken}'s: names that differ only where a file name cannot are refused; "
+                                   "rename it"})
         elif meta.get("available"):
             used[name] = spec
+            files[file_stem(name).casefold()] = f"{name!r} (--impl {spec})"
         meta.setdefault("name", spec)
     return metas
 
 
-def _stem(meta: Mapping[str, Any]) -> str:
-    return file_stem(meta["name"] if meta.get("available") else meta["spec"])
+def _stems(metas: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The file stem of each meta: an available implementation's from its name (unique: _probe_all), one that is not
+    from its spec, made unique where two specs share one (only its meta is written)."""
+    taken = {file_stem(m["name"]).casefold() for m in metas if m.get("available")} | {CROSS_STEM, CORPUS_STEM}
+    stems = []
+    for meta in metas:
+        stem = file_stem(meta["name"] if meta.get("available") else meta["spec"])
+        if not meta.get("available"):
+            base, n = stem, 1
+            while stem.casefold() in taken:
+                n += 1
+                stem = f"{base}-{n}"
+            taken.add(stem.casefold())
+        stems.append(stem)
+    return stems
 
 
-def _run_one(order: int, total: int, meta: dict[str, Any], results_dir: Path, options: RunOptions, log: Log,
+def _reserved(metas: Sequence[Mapping[str, Any]], stems: Sequence[str], cross: bool, corpus: bool) -> list[str]:
+    """The files of results/ the runs will write, for OutFolder.reserve."""
+    rels = []
+    for meta, stem in zip(metas, stems, strict=True):
+        rels += [f"results/{stem}{suffix}" for suffix in ((".meta.json", ".jsonl", ".log") if meta.get("available") else (".meta.json",))]
+    for stem, wanted in ((CROSS_STEM, cross), (CORPUS_STEM, corpus)):
+        if wanted:
+            rels += [f"results/{stem}{suffix}" for suffix in (".run.json", ".jsonl", ".log")]
+    return rels
+
+
+def _run_one(order: int, total: int, meta: dict[str, Any], stem: str, results_dir: Path, options: RunOptions, log: Log,
              stop: threading.Event) -> dict[str, Any]:
     """The suite run of one probed implementation; writes its meta (also when interrupted)."""
-    name, stem = meta["name"], _stem(meta)
+    name = meta["name"]
     if meta.get("available"):
         versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items())
         log(f"[{order + 1}/{total}] {name} ({versions}): running the suites (timeout {options.timeout:.0f} s)")
@@ -380,30 +406,33 @@ def run_all(specs: Sequence[str], out: Path, options: RunOptions, log: Log) -> l
     metas = _probe_all(specs, options.jobs)
     log(f"loaded in {time.monotonic() - began:.0f} s: {sum(1 for m in metas if m.get('available'))} available")
     ready = [m["spec"] for m in metas if m.get("available")]
+    stems = _stems(metas)
+    options.reserve(_reserved(metas, stems, len(ready) >= 2 and _wants_cross(options), _wants_corpus(options)))
     stop = threading.Event()
-    # (the run, the implementation's order and meta if it is one's)
-    tasks: list[tuple[Callable[[], Any], int, dict[str, Any] | None]] = []
+    # (the run, the implementation's order, meta and file stem if it is one's)
+    tasks: list[tuple[Callable[[], Any], int, dict[str, Any] | None, str]] = []
     if len(ready) >= 2 and _wants_cross(options):
         # The longest run first: every encoder x decoder pair in one session.
-        tasks.append((lambda: run_cross(ready, out, options, log, stop), -1, None))
+        tasks.append((lambda: run_cross(ready, out, options, log, stop), -1, None, CROSS_STEM))
     for order, meta in sorted(enumerate(metas), key=lambda om: -expected_cost(om[1], options)):
-        tasks.append((functools.partial(_run_one, order, len(metas), meta, results_dir, options, log, stop), order, meta))
+        tasks.append((functools.partial(_run_one, order, len(metas), meta, stems[order], results_dir, options, log, stop),
+                      order, meta, stems[order]))
     if _wants_corpus(options):
-        tasks.append((lambda: run_corpus(out, options, log, stop), -1, None))
+        tasks.append((lambda: run_corpus(out, options, log, stop), -1, None, CORPUS_STEM))
     interrupted: Interrupted | None = None
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        futures = [(pool.submit(task), order, meta) for task, order, meta in tasks]
+        futures = [(pool.submit(task), order, meta, stem) for task, order, meta, stem in tasks]
         try:
-            while not all(f.done() for f, _, _ in futures):
-                wait([f for f, _, _ in futures], timeout=0.5)
+            while not all(f.done() for f, _, _, _ in futures):
+                wait([f for f, _, _, _ in futures], timeout=0.5)
         except KeyboardInterrupt:
             stop.set()
-            for f, position, waiting in futures:
+            for f, position, waiting, stem in futures:
                 if f.cancel() and waiting is not None:
                     # Never started: its row says so, rather than showing only its cross pairs as if it had run.
                     waiting["run"] = {"order": position, "interrupted": True, "seconds": 0} if waiting.get("available") else {"order": position}
-                    _write_meta(results_dir / f"{_stem(waiting)}.meta.json", waiting)
-        for f, _, _ in futures:
+                    _write_meta(results_dir / f"{stem}.meta.json", waiting)
+        for f, _, _, _ in futures:
             if f.cancelled():
                 continue
             exc = f.exception()
@@ -471,8 +500,8 @@ def run_throughput(specs: Sequence[str], out: Path, *, repeats: int, size: int, 
     log(f"throughput: {len(specs)} implementation(s), {size}x{size}, at most {repeats} repeats")
     start = time.monotonic()
     tail: list[str] = []
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
-                            start_new_session=True)
+    child = Child(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+    proc = child.popen
     stream = proc.stderr
     assert stream is not None  # piped above
 
@@ -488,11 +517,12 @@ def run_throughput(specs: Sequence[str], out: Path, *, repeats: int, size: int, 
     reader.start()
     try:
         returncode: int | None = proc.wait(timeout=timeout)
+        child.finished()
     except subprocess.TimeoutExpired:
-        _kill(proc)
+        child.end()
         returncode = None
     except BaseException:
-        _kill(proc)
+        child.end()
         raise
     reader.join(timeout=5)
     if returncode is None:

@@ -22,6 +22,7 @@ import jsonschema
 
 from ..corpus.registry import load_json, requirements
 from ..judging.verdict import MAX_MESSAGE
+from ..protocol.framing import within_depth
 
 #: ``format_version`` of every file of a report folder this version writes: meta, cross
 #: run, environment, throughput, matrix.json (schema/report-files.schema.json).
@@ -40,6 +41,9 @@ MAX_LINE = 1 << 24
 #: Longest piece of a file quoted in an error message, and most problems listed for one document.
 _QUOTE = 200
 _ERRORS = 3
+#: How deep a saved document may nest: this version writes none deeper than 8 (matrix.json), and a deeper one would
+#: take the recursive readers after json (the schema's validator, the pages) past Python's recursion limit.
+MAX_DEPTH = 32
 
 
 class ReportFileError(ValueError):
@@ -57,6 +61,20 @@ def _validator(schema: str, definition: str | None) -> jsonschema.Draft202012Val
 def _quote(value: object) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= _QUOTE else f"{text[:_QUOTE]}... ({len(text):,} characters)"
+
+
+def loads(text: str, where: str) -> Any:
+    """The JSON value of ``text``; ReportFileError naming ``where`` for what is no JSON or nests deeper than MAX_DEPTH
+    (json's own reader gives up far deeper, with a RecursionError)."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise ReportFileError(f"{where}: not JSON: {_quote(str(exc))}") from None
+    except RecursionError:
+        raise ReportFileError(f"{where}: nested deeper than a JSON reader follows: not a file this version wrote") from None
+    if not within_depth(doc, MAX_DEPTH):
+        raise ReportFileError(f"{where}: nested more than {MAX_DEPTH} deep: not a file this version wrote")
+    return doc
 
 
 def check(doc: Any, where: str, schema: str, definition: str | None = None) -> None:
@@ -96,11 +114,12 @@ def _problems(errors: Iterable[jsonschema.ValidationError]) -> list[str]:
 def read_json(path: Path, definition: str) -> dict[str, Any]:
     """A JSON file of a report folder (or a matrix.json), checked against its schema definition."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ReportFileError(f"{path}: cannot read it: {exc}") from exc
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError alike
-        raise ReportFileError(f"{path}: not JSON: {exc}") from exc
+        raise ReportFileError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ReportFileError(f"{path}: not JSON: not UTF-8 text (byte {exc.start})") from None
+    doc = loads(text, str(path))
     check(doc, str(path), FILES_SCHEMA, definition)
     return doc
 
@@ -148,13 +167,14 @@ def _result_line(path: Path, number: int, raw: bytes, *, unfinished: bool, stopp
     except UnicodeDecodeError as exc:
         raise ReportFileError(f"{where}: not UTF-8 text (byte {exc.start}): a damaged file") from exc
     try:
-        record = json.loads(line)
-    except ValueError as exc:
+        record = loads(line, where)
+    except ReportFileError as exc:
         if unfinished and stopped:
             return None  # cut short by the stop; the run's meta says the results are incomplete
         hint = (" (the last line, without a newline: the run that wrote it was killed while writing, "
                 "but nothing says it was stopped)") if unfinished else ""
-        raise ReportFileError(f"{where}: not a JSON line{hint}: {_quote(str(exc))}: {_quote(line)}") from exc
+        raise ReportFileError(f"{where}: not a JSON line{hint}: {_quote(str(exc).removeprefix(f'{where}: ').removeprefix('not JSON: '))}: "
+                              f"{_quote(line)}") from None
     check(record, where, RESULTS_SCHEMA)
     unknown = [r for r in record["requirements"] if r not in requirements()]
     if unknown:

@@ -9,7 +9,8 @@ Readers: the writers and osml-imagery-io. The arrays are adapters.store_interop.
 - ``close``: another result, within 1 dB PSNR of the writer's own read (against the source array);
 - ``wrong``: another result, further off (or another shape);
 - ``refused``: the reader refused (its message), ``other-codec`` when the store names a codec it does not
-  register, ``crash`` when its process died.
+  register, ``crash`` when its process died, ``timeout`` when its process took more than TIMEOUT seconds (it is
+  ended with all it started; the rest of the table stands).
 
 Every written store also goes through check-store, its command on each writer's folder of stores (the ``jpeg``
 ones: the others name no ``jpeg`` codec).
@@ -33,7 +34,9 @@ import numpy as np
 from ..adapters import store_interop as si
 from ..corpus.images import psnr
 from ..harnesses import BUILDS, HARNESSES, Unavailable, command
+from . import children
 from .outfolder import write_text
+from .saved import FORMAT_VERSION, ReportFileError, read_json
 
 __all__ = ["OUTCOMES", "READERS", "WRITERS", "build_table", "render_markdown"]
 
@@ -46,15 +49,28 @@ READERS = (*WRITERS, "osml-imagery-io")
 OUTCOMES = {"exact": "reads what the writer's stack reads", "close": "within 1 dB PSNR of the writer's own read",
             "wrong": "further off, or another shape", "refused": "refused, with the reader's message",
             "other-codec": "the store names a codec this stack does not register", "crash": "the reader's process died",
-            "not-written": "the writer could not write it"}
+            "timeout": "the step took more than 120 s and was stopped", "not-written": "the writer could not write it"}
 #: How many dB below the writer's own read a reader may be and still be ``close``.
 TOLERANCE_DB = 1.0
 TIMEOUT = 120
+#: A step's returncode where it took more than TIMEOUT seconds and was stopped.
+TIMED_OUT = None
 
 
 def _run(argv: list[str], env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, check=False,
-                          env={**os.environ, **(env or {})})
+    """A step in a child process (ended with all it started at TIMEOUT seconds: returncode TIMED_OUT)."""
+    try:
+        return children.run(argv, TIMEOUT, {**os.environ, **(env or {})})
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(argv, TIMED_OUT, "", f"it took more than {TIMEOUT:g} s and was stopped")  # type: ignore[arg-type]
+
+
+def _failed(done: subprocess.CompletedProcess[str], exception: str) -> dict[str, Any]:
+    """A step that did not succeed: refused (exit 1: the stack's own error), crashed, or timed out."""
+    if done.returncode is TIMED_OUT:
+        return {"ok": False, "exception": "timeout", "message": done.stderr, "refused": False}
+    crashed = done.returncode not in (0, 1)
+    return {"ok": False, "exception": "crash" if crashed else exception, "message": done.stderr.strip()[-500:], "refused": not crashed}
 
 
 class _Stacks:
@@ -93,7 +109,8 @@ class _Stacks:
         try:
             return list(json.loads(done.stdout.strip().splitlines()[-1]))
         except (ValueError, IndexError):
-            failed = {"ok": False, "exception": "crash", "message": (done.stderr or done.stdout)[-500:], "refused": False}
+            failed = _failed(done, "crash") if done.returncode is TIMED_OUT else \
+                {"ok": False, "exception": "crash", "message": (done.stderr or done.stdout)[-500:], "refused": False}
             return [failed for _ in ops]
 
     def write_rust(self, stack: str, name: str, folder: Path) -> dict[str, Any]:
@@ -107,18 +124,14 @@ class _Stacks:
         done = _run([self.binaries[stack], "write-store", str(folder), str(data), json.dumps(spec)])
         data.unlink()
         if done.returncode != 0:
-            crashed = done.returncode not in (0, 1)
-            return {"ok": False, "exception": "crash" if crashed else "zarrs", "message": done.stderr.strip()[-500:],
-                    "refused": not crashed}
+            return _failed(done, "zarrs")
         return {"ok": True, "codec": si.serializer_codec(json.loads((folder / "zarr.json").read_text()))}
 
     def read_rust(self, stack: str, folder: Path, out: Path) -> dict[str, Any]:
         raw = out.with_suffix(".raw")
         done = _run([self.binaries[stack], "read-store", str(folder), str(raw)])
         if done.returncode != 0:
-            crashed = done.returncode not in (0, 1)
-            return {"ok": False, "exception": "crash" if crashed else "zarrs", "message": done.stderr.strip()[-500:],
-                    "refused": not crashed}
+            return _failed(done, "zarrs")
         shape = json.loads((folder / "zarr.json").read_text())["shape"]
         np.save(out, np.frombuffer(raw.read_bytes(), np.uint8).reshape(shape))
         return {"ok": True}
@@ -132,6 +145,8 @@ def _check_stores(root: Path) -> dict[str, dict[str, Any]]:
     done = _run([sys.executable, "-m", "zarr_jpeg_conformance.check_store", str(root), "--out", str(out), "-q",
                  "--scheduler", "sync"])
     report = out / "report.json"
+    if done.returncode is TIMED_OUT:
+        return {name: {"outcome": "timeout", "message": f"check-store: {done.stderr}"} for name in si.ARRAYS}
     if not report.is_file():
         message = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no report"]
         return {name: {"outcome": "not-jpeg" if done.returncode == 2 else "error", "message": message[0]} for name in si.ARRAYS}
@@ -145,6 +160,8 @@ def _cell(read: Mapping[str, Any], got: np.ndarray | None, name: str, reference:
     if not read.get("ok"):
         if read.get("exception") == "OtherCodec":
             return {"outcome": "other-codec", "message": read["message"]}
+        if read.get("exception") == "timeout":
+            return {"outcome": "timeout", "message": str(read.get("message"))}
         return {"outcome": "refused" if read.get("refused") else "crash",
                 "message": f"{read.get('exception')}: {read.get('message')}"}
     want = si.source(name)
@@ -215,7 +232,8 @@ def build_table(work: Path, log: Callable[[str], None] = lambda _: None) -> dict
             row["cells"] = {r: _cell(reads[r, writer, name], loaded.get(r), name, reference)
                             for r in READERS if (r, writer, name) in reads}
             stores.append(row)
-    return {"arrays": {n: {"shape": list(a.shape), "chunks": list(a.chunks), "shards": list(a.shards) if a.shards else None,
+    return {"format_version": FORMAT_VERSION,
+            "arrays": {n: {"shape": list(a.shape), "chunks": list(a.chunks), "shards": list(a.shards) if a.shards else None,
                            "codec": dict(a.codec)} for n, a in si.ARRAYS.items()},
             "writers": list(WRITERS), "readers": list(READERS), "unavailable": stacks.unavailable,
             "outcomes": OUTCOMES, "tolerance_db": TOLERANCE_DB, "stores": stores}
@@ -226,24 +244,25 @@ def _slug(stack: str) -> str:
 
 
 _SHORT = {"exact": "exact", "close": "close", "wrong": "WRONG", "refused": "refused", "other-codec": "other codec",
-          "crash": "CRASH"}
+          "crash": "CRASH", "timeout": "TIMEOUT"}
 
 
-def render_markdown(table: Mapping[str, Any]) -> str:
-    """The table as Markdown: one row per written store, one column per reader, then the refusals' messages."""
+def _one_line(text: object) -> str:
+    """A message as one line of a table or a list: a reader's message may hold newlines (and a line after one that
+    starts with a number was read as the next note)."""
+    return " ".join(str(text).split())
+
+
+def _layout(table: Mapping[str, Any]) -> tuple[list[str], list[list[str]], list[str]]:
+    """The table as both pages show it: its header, its rows (cells as text), and the numbered notes."""
     readers = [r for r in table["readers"] if r not in table["unavailable"]]
-    lines = ["## Stores: writer × reader", "",
-             "Each writer writes each array to a store of its own; each reader reads every store. "
-             + "; ".join(f"**{k}**: {v}" for k, v in table["outcomes"].items()) + ".", ""]
-    if table["unavailable"]:
-        lines += [f"- not run: {stack}: {why}" for stack, why in table["unavailable"].items()] + [""]
-    lines += ["| writer | array | codec written | check-store | " + " | ".join(readers) + " |",
-              "|---|---|---|---|" + "---|" * len(readers)]
+    header = ["writer", "array", "codec written", "check-store", *readers]
+    rows: list[list[str]] = []
     notes: list[str] = []
     for row in table["stores"]:
         if not row["written"]:
-            notes.append(f"{row['writer']} cannot write {row['array']}: {row['message']}")
-            lines.append(f"| {row['writer']} | {row['array']} | not written | | " + " | ".join("" for _ in readers) + " |")
+            notes.append(f"{row['writer']} cannot write {row['array']}: {_one_line(row['message'])}")
+            rows.append([row["writer"], row["array"], "not written", "", *("" for _ in readers)])
             continue
         codec = row["codec"] or {}
         cells = []
@@ -252,14 +271,30 @@ def render_markdown(table: Mapping[str, Any]) -> str:
             text = _SHORT.get(cell.get("outcome", ""), "")
             if "psnr" in cell and cell["outcome"] != "exact":
                 text += f" {cell['psnr']:.1f} dB"
-            if cell.get("outcome") in ("refused", "crash", "wrong") and cell.get("message"):
-                notes.append(f"{reader} reading {row['writer']}'s {row['array']}: {cell['message']}")
+            if cell.get("outcome") in ("refused", "crash", "wrong", "timeout") and cell.get("message"):
+                notes.append(f"{reader} reading {row['writer']}'s {row['array']}: {_one_line(cell['message'])}")
                 text += f" [{len(notes)}]"
             cells.append(text)
         check = row["check_store"]["outcome"]
         if row["check_store"].get("requirements"):
             check += f" ({', '.join(row['check_store']['requirements'])})"
-        lines.append(f"| {row['writer']} | {row['array']} | `{codec.get('name', '?')}` | {check} | " + " | ".join(cells) + " |")
+        rows.append([row["writer"], row["array"], f"`{codec.get('name', '?')}`", check, *cells])
+    return header, rows, notes
+
+
+def _intro(table: Mapping[str, Any]) -> str:
+    return ("Each writer writes each array to a store of its own; each reader reads every store. "
+            + "; ".join(f"**{k}**: {v}" for k, v in table["outcomes"].items()) + ".")
+
+
+def render_markdown(table: Mapping[str, Any]) -> str:
+    """The table as Markdown: one row per written store, one column per reader, then the refusals' messages."""
+    header, rows, notes = _layout(table)
+    lines = ["## Stores: writer × reader", "", _intro(table), ""]
+    if table["unavailable"]:
+        lines += [f"- not run: {stack}: {_one_line(why)}" for stack, why in table["unavailable"].items()] + [""]
+    lines += ["| " + " | ".join(header) + " |", "|---|---|---|---|" + "---|" * (len(header) - 4)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
     if notes:
         lines += ["", *(f"{i}. {note}" for i, note in enumerate(notes, 1))]
     return "\n".join(lines) + "\n"
@@ -290,14 +325,19 @@ def run_into(out: Path, log: Callable[[str], None]) -> None:
         try:
             table: dict[str, Any] = build_table(Path(work), log)
         except Exception as exc:  # noqa: BLE001 - the table is a part of the report; its failure is shown, not raised
-            table = {"error": f"{type(exc).__name__}: {exc}"}
+            table = {"format_version": FORMAT_VERSION, "error": f"{type(exc).__name__}: {exc}"}
     write_text(out / FILE, json.dumps(table, indent=1) + "\n")
 
 
 def load(folder: Path) -> dict[str, Any] | None:
-    """The table a run wrote into ``folder``, if any."""
+    """The table a run wrote into ``folder``, if any; ReportFileError naming the file if it is damaged or of another
+    version (schema/report-files.schema.json, ``stores``)."""
     path = folder / FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not path.exists() and not path.is_symlink():
+        return None
+    if not path.is_file():
+        raise ReportFileError(f"{path}: not a file")
+    return read_json(path, "stores")
 
 
 def markdown_section(table: Mapping[str, Any] | None) -> str:
@@ -316,16 +356,13 @@ def html_section(table: Mapping[str, Any] | None) -> str:
         return ""
     if "error" in table:
         return f'<section id="stores"><h2>Stores: writer × reader</h2><p>{escape(table["error"])}</p></section>'
-    text = render_markdown(table).splitlines()
-    rows = [line for line in text if line.startswith("| ") and not line.startswith("|---")]
-    notes = [line for line in text if line[:1].isdigit()]
-    intro = next(line for line in text[1:] if line.strip())
+    header, rows, notes = _layout(table)
 
-    def cells(line: str, tag: str) -> str:
-        return "<tr>" + "".join(f"<{tag}>{escape(c.strip().strip('`'))}</{tag}>" for c in line.strip("|").split(" | ")) + "</tr>"
+    def cells(row: list[str], tag: str) -> str:
+        return "<tr>" + "".join(f"<{tag}>{escape(c.strip('`'))}</{tag}>" for c in row) + "</tr>"
 
     return ('<section id="stores"><h2>Stores: writer × reader</h2>'
-            f"<p>{escape(intro.replace('**', ''))}</p>"
-            + "".join(f"<p>{escape(line)}</p>" for line in text if line.startswith("- not run"))
-            + f"<table>{cells(rows[0], 'th')}{''.join(cells(r, 'td') for r in rows[1:])}</table>"
-            + "<ol>" + "".join(f"<li>{escape(n.split('. ', 1)[1])}</li>" for n in notes) + "</ol></section>")
+            f"<p>{escape(_intro(table).replace('**', ''))}</p>"
+            + "".join(f"<p>{escape(f'- not run: {stack}: {_one_line(why)}')}</p>" for stack, why in table["unavailable"].items())
+            + f"<table>{cells(header, 'th')}{''.join(cells(r, 'td') for r in rows)}</table>"
+            + "<ol>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ol></section>")

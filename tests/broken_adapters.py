@@ -175,6 +175,43 @@ class Forking(_Broken):
         return {**super().versions(), "helper_pid": str(self.helper)}
 
 
+class Daemonizing(_Broken):
+    """Starts a daemon when it starts, as a service wrapper may: forked twice, in a session of its own, its descriptors
+    on /dev/null (it holds no pipe of the client's); segfaults parsing quality 1."""
+
+    name = "daemonizing"
+    quality_trigger = 1
+
+    def __init__(self) -> None:
+        import os
+        import time
+
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.setsid()
+            daemon = os.fork()
+            if daemon:
+                os.write(write, str(daemon).encode())
+                os._exit(0)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.closerange(3, 4096)
+            time.sleep(600)  # lingers for ten minutes unless something ends it
+            os._exit(0)
+        os.close(write)
+        os.waitpid(child, 0)
+        self.daemon = int(os.read(read, 32))
+        os.close(read)
+
+    def _trigger(self) -> None:
+        segfault()
+
+    def versions(self) -> dict[str, str]:
+        return {**super().versions(), "daemon_pid": str(self.daemon)}
+
+
 #: Decoding to a chunk of this shape makes ``Bloated`` return it without looking at the stream.
 BLOAT_SHAPE = (2048, 2048, 3)
 
@@ -203,3 +240,21 @@ class Twice(_Broken):
     """Correct; ``fake_harnesses twice`` serves it and answers two of its parses twice (the harness's fault)."""
 
     name = "twice"
+
+
+class ReturnsMemoryview(_Broken):
+    """Decodes right, but returns the samples as a memoryview, not the array the Adapter contract asks for."""
+
+    name = "returns-memoryview"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        return memoryview(super().decode(parsed, data, chunk_shape))  # type: ignore[return-value]
+
+
+class EncodesToArray(_Broken):
+    """Encodes right, but returns the stream as a numpy array of its bytes, not bytes."""
+
+    name = "encodes-to-array"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        return np.frombuffer(super().encode(parsed, chunk), np.uint8)  # type: ignore[return-value]

@@ -13,7 +13,16 @@ as a harness in another language might:
 - ``hang ADAPTER [K [OPS]]``: serves ADAPTER correctly but hangs (sleeps, answering
   nothing) on every K-th request (default 3: one call in three) among the ops OPS (a
   comma-separated list, default every op but start and stop), counted from the start of
-  each process: the client kills it after its timeout and restarts it.
+  each process: the client kills it after its timeout and restarts it. With FAKE_HANG_PIDFILE
+  set, it appends its pid to that file as it starts to hang.
+- ``bloat KIND MIB``: answers start and parse itself (no adapter, no numpy: it starts fast) and
+  every other request with a line of MIB MiB: KIND ``garbage`` (no JSON), ``error`` (an error
+  reply whose message is that long), ``seq`` (an ok reply with another request's seq and a
+  member that long) or ``deep`` (a reply nested 200 000 deep; MIB is ignored).
+- ``truncate SIZE ADAPTER``: serves ADAPTER with ``harnesses.server`` (shared framing where
+  offered), but right after its start reply it shrinks the client's shared region to SIZE
+  bytes (ftruncate), as a hostile harness may; where that is refused it says so on stderr
+  and goes on.
 - ``jvm-no-heap``: dies at start-up the way HotSpot does under a too small address-space
   limit (its fatal error on stdout, exit 1).
 - ``v8-no-code-range``: dies at start-up the way Node.js does there (stderr, SIGTRAP).
@@ -118,14 +127,73 @@ def hang(spec: str, every: int = 3, ops: Sequence[str] = HANG_OPS) -> int:
         if isinstance(request, dict) and request.get("op") in ops:
             counted[0] += 1
             if counted[0] % every == 0:
+                if os.environ.get("FAKE_HANG_PIDFILE"):  # where a test learns that it hangs, and which process
+                    with open(os.environ["FAKE_HANG_PIDFILE"], "a", encoding="ascii") as f:
+                        f.write(f"{os.getpid()}\n")
                 while True:  # asleep, not spinning: the machine is shared while the client waits
                     time.sleep(3600)
 
     return _serve(spec, before=before)
 
 
+def bloat(kind: str, mib: int) -> int:
+    import json
+
+    out = sys.stdout.buffer
+    size = mib << 20
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        seq, op = request["seq"], request["op"]
+        if op == "start":
+            reply = {"seq": seq, "status": "ok", "protocol": 1, "name": "bloat", "roles": ["encode", "decode"]}
+        elif op == "parse":
+            reply = {"seq": seq, "status": "ok", "handle": "1"}
+        elif op == "stop":
+            return 0
+        elif kind == "garbage":
+            out.write(b"x" * size + b"\n")
+            out.flush()
+            continue
+        elif kind == "deep":
+            out.write(b'{"seq": %d, "status": "ok", "chunk": ' % seq + b"[" * 200_000 + b"]" * 200_000 + b"}\n")
+            out.flush()
+            continue
+        else:  # written as bytes: json.dumps takes seconds over a string of 40 MiB
+            head = b'{"seq": %d, "status": "error", "message": "' % seq if kind == "error" else \
+                b'{"seq": %d, "status": "ok", "padding": "' % (seq + 1000)
+            out.write(head + b"x" * size + b'"}\n')
+            out.flush()
+            continue
+        out.write(json.dumps(reply).encode() + b"\n")
+        out.flush()
+    return 0
+
+
+def truncate(size: int, spec: str) -> int:
+    from zarr_jpeg_conformance.harnesses import server
+
+    started = server.Server._start
+
+    def start(self: Any, request: dict[str, Any]) -> dict[str, Any]:
+        reply = started(self, request)
+        region = request.get("region")
+        if isinstance(region, dict):
+            try:
+                os.truncate(region["path"], size)
+            except OSError as exc:
+                sys.stderr.write(f"truncate refused: {exc}\n")
+        return reply
+
+    server.Server._start = start  # type: ignore[method-assign]
+    return server.main([spec])
+
+
 def main(argv: Sequence[str]) -> int:
     mode = argv[0]
+    if mode == "truncate":
+        return truncate(int(argv[1]), argv[2])
+    if mode == "bloat":
+        return bloat(argv[1], int(argv[2]))
     if mode == "twice":
         return twice(argv[1])
     if mode == "bare":

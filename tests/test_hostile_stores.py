@@ -496,17 +496,18 @@ def _result_line(impl: str, case: str, message: str = "", reqs: tuple[str, ...] 
 
 
 def _earlier_run(out: Path) -> None:
-    """What a report run leaves in its folder: results, a meta, a log and the pages."""
+    """What a report run leaves in its folder: results, a meta, a log and the pages, each listed in its manifest."""
+    from zarr_jpeg_conformance.report.outfolder import OutFolder
     from zarr_jpeg_conformance.report.saved import FORMAT_VERSION
 
-    results = out / "results"
-    results.mkdir(parents=True)
-    (results / "alpha.jsonl").write_text(_result_line("alpha", "config.quality.zero"))
-    (results / "alpha.log").write_text("pytest said\n")
-    (results / "alpha.meta.json").write_text(json.dumps({"format_version": FORMAT_VERSION, "spec": "alpha", "name": "alpha",
-                                                         "available": True, "run": {}}))
+    (out / "results").mkdir(parents=True)
+    folder = OutFolder(out)
+    folder.write_text("results/alpha.jsonl", _result_line("alpha", "config.quality.zero"))
+    folder.write_text("results/alpha.log", "pytest said\n")
+    folder.write_text("results/alpha.meta.json", json.dumps({"format_version": FORMAT_VERSION, "spec": "alpha", "name": "alpha",
+                                                             "available": True, "run": {}}))
     for page in ("matrix.json", "matrix.md", "matrix.html", "environment.json", "throughput.json"):
-        (out / page).write_text("{}")
+        folder.write_text(page, "{}")
 
 
 def _no_suites(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
@@ -534,7 +535,7 @@ def test_report_out_removes_only_what_a_run_wrote(tmp_path: Path, monkeypatch: p
     seen = _no_suites(monkeypatch)
     assert report(["--out", str(out), "--impl", "pillow", "--no-throughput"]) == 0
     # When the suites started: the earlier run's files were gone, the user's were there.
-    assert {str(p) for p in seen} == {*mine, "environment.json", ".zarr-jpeg-conformance.lock"}
+    assert {str(p) for p in seen} == {*mine, "environment.json", ".zarr-jpeg-conformance.lock", ".zarr-jpeg-conformance-manifest.json"}
     assert all((out / name).read_text() == text for name, text in mine.items())
 
 

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -310,17 +311,8 @@ def _late_copy_checked(adapter: ExecAdapter, framings: list[str], quality: int, 
     return caught
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for a reaper does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
-def test_closing_ends_the_harness_process_group() -> None:
+def test_closing_ends_the_harness_process_group(running: Callable[[int], bool]) -> None:
     """A helper the adapter forked ends with the harness, on a clean stop as on a timeout."""
     _needs_backend()
     helpers = []
@@ -329,19 +321,19 @@ def test_closing_ends_the_harness_process_group() -> None:
             adapter = _harness("Forking", timeout=TIMEOUT)
             helper = int(adapter.versions()["helper_pid"])
             helpers.append(helper)
-            assert _alive(helper)
+            assert running(helper)
             adapter.parse(GRAY)
             if end == "timeout":
                 with pytest.raises(HarnessTimeout):
                     adapter.parse(codec(100, "grayscale"))
             adapter.close()  # stop, and the harness exits 0: its helper must not live on
             deadline = time.monotonic() + 5
-            while _alive(helper) and time.monotonic() < deadline:
+            while running(helper) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert not _alive(helper), f"the helper of a harness ended by {end} is still running"
+            assert not running(helper), f"the helper of a harness ended by {end} is still running"
     finally:
         for helper in helpers:
-            if _alive(helper):
+            if running(helper):
                 os.kill(helper, 9)
 
 

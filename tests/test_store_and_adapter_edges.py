@@ -153,6 +153,7 @@ class _FakeProcess:
         self.queued = self.written = 0
         self.stderr = _QuietStderr()
         self.strays: list[int] = []
+        self.daemons: list[int] = []
         self.pid = 4242
         self.killed = False
 

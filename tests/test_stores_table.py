@@ -14,6 +14,7 @@ from zarr_jpeg_conformance.adapters import store_interop as si
 from zarr_jpeg_conformance.core.config import parse_codec
 from zarr_jpeg_conformance.report import __main__ as report_main
 from zarr_jpeg_conformance.report import stores_table as st
+from zarr_jpeg_conformance.report.saved import FORMAT_VERSION
 from zarr_jpeg_conformance.zarrcodecs.jpeg import check_spec
 
 pytest.importorskip("zarr")
@@ -103,6 +104,7 @@ def test_a_zarrs_harness_that_exits_non_zero_refused_or_crashed_with_the_end_of_
 # ----------------------------------------------------------------- the pages
 
 TABLE: dict[str, Any] = {
+    "format_version": FORMAT_VERSION, "arrays": {}, "tolerance_db": 1.0,
     "writers": ["w"], "readers": ["w", "r"], "unavailable": {"q": "not built"}, "outcomes": {"exact": "same"},
     "stores": [{"writer": "w", "array": "gray-2d", "written": True, "codec": {"name": "jpeg"},
                 "check_store": {"outcome": "warn", "requirements": ["JPEG-MCU-02"]},

@@ -18,6 +18,10 @@ const traceCap = 4096
 // maxRepeat bounds a bench request: a client's slip must not hold the harness for hours.
 const maxRepeat = 100000
 
+// maxPayload bounds one request's payload, as the Rust and Java kits do: the suites send a few MiB at most, and a
+// header that declares more is answered with an error, not a runtime panic (make of 10^15 bytes).
+const maxPayload = 1 << 30
+
 var itemSizes = map[string]int{
 	"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
 	"float16": 2, "float32": 4, "float64": 8, "complex64": 8, "complex128": 16,
@@ -132,6 +136,11 @@ func (s *session[H]) serve(line []byte) (r *reply, binaryNext bool) {
 		n, err := strconv.Atoi(string(raw))
 		if err != nil || n < 0 {
 			return failure(nil, bad("payload must be a non-negative integer, got %s", raw), ""), s.binary
+		}
+		if n > maxPayload {
+			// Its bytes are not read, so the next frame cannot be found: the session ends after this reply.
+			s.stopped = true
+			return failure(nil, bad("a payload of %d bytes is over this harness's limit of %d; the session ends", n, maxPayload), ""), s.binary
 		}
 		payload = make([]byte, n)
 		if _, err := io.ReadFull(s.in, payload); err != nil {

@@ -16,6 +16,9 @@ export { Rejection } from "./spec.mjs";
 export const PROTOCOL = 1;
 // The most runs one bench request may ask for: a client's slip must not hold the harness for hours.
 const MAX_REPEAT = 100000;
+// The largest payload one request may declare, as the Rust, Go and Java kits allow: the suites send a few MiB at most,
+// and a header that declares more is answered with an error, not a RangeError out of Buffer.allocUnsafe.
+const MAX_PAYLOAD = 2 ** 30;
 // Bytes per sample of the dtypes the protocol can carry (the suites send them to be rejected).
 const ITEMSIZE = {
   bool: 1, int8: 1, uint8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8,
@@ -144,6 +147,12 @@ export async function serve(codec, { input = process.stdin, output = process.std
       if (!isInteger(request.payload) || request.payload < 0) {
         await send(output, { seq: null, status: "error", message: `payload must be a non-negative integer, got ${show(request.payload)}` });
         continue;
+      }
+      if (request.payload > MAX_PAYLOAD) {
+        // Its bytes are not read, so the next frame cannot be found: the session ends after this reply.
+        await send(output, { seq: null, status: "error", exception: "BadRequest",
+                             message: `a payload of ${request.payload} bytes is over this harness's limit of ${MAX_PAYLOAD}; the session ends` });
+        break;
       }
       payload = await reader.bytes(request.payload);
       if (payload === null) break; // the client is gone mid-message

@@ -30,17 +30,31 @@ public final class Harness<H> {
     /** The protocol version this kit speaks; also its major version. */
     public static final int PROTOCOL = 1;
     private static final int TRACE_CAP = 4096;
+    /**
+     * The largest payload one request may declare, as the Rust, Go and Node kits allow: the suites send a few MiB at
+     * most, and a header that declares more is answered with an error, not an OutOfMemoryError that ends the JVM.
+     */
+    private static final int MAX_PAYLOAD = 1 << 30;
     private static final Map<String, Integer> ITEM_SIZES = Map.ofEntries(
             Map.entry("bool", 1), Map.entry("int8", 1), Map.entry("uint8", 1), Map.entry("int16", 2), Map.entry("uint16", 2),
             Map.entry("int32", 4), Map.entry("uint32", 4), Map.entry("int64", 8), Map.entry("uint64", 8), Map.entry("float16", 2),
             Map.entry("float32", 4), Map.entry("float64", 8), Map.entry("complex64", 8), Map.entry("complex128", 16));
 
     /** A request the harness cannot act on: an {@code error} reply without a trace. */
-    static final class BadRequest extends RuntimeException {
+    static class BadRequest extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
         BadRequest(String message) {
             super(message);
+        }
+    }
+
+    /** A frame whose payload is not read: the next frame cannot be found, so the session ends after the reply. */
+    static final class LostFrame extends BadRequest {
+        private static final long serialVersionUID = 1L;
+
+        LostFrame(String message) {
+            super(message + "; the session ends");
         }
     }
 
@@ -101,6 +115,7 @@ public final class Harness<H> {
             } catch (BadRequest ex) {
                 // Not even a request: the reply cannot name its seq.
                 reply = error(null, ex, false);
+                stopped = ex instanceof LostFrame;
             }
             wire.write(reply, at, room);
             wire.binary = binaryNext;
@@ -125,9 +140,14 @@ public final class Harness<H> {
         }
         Map<String, Object> request = (Map<String, Object>) parsed;
         if (wire.binary && request.containsKey("payload")) {
-            Integer n = Config.integer(request.get("payload"));
+            Object declared = request.get("payload");
+            if (declared instanceof BigDecimal && ((BigDecimal) declared).signum() > 0
+                    && ((BigDecimal) declared).compareTo(BigDecimal.valueOf(MAX_PAYLOAD)) > 0) {
+                throw new LostFrame("a payload of " + Json.show(declared) + " bytes is over this harness's limit of " + MAX_PAYLOAD);
+            }
+            Integer n = Config.integer(declared);
             if (n == null || n < 0) {
-                throw new BadRequest("payload must be a non-negative integer, got " + Json.show(request.get("payload")));
+                throw new BadRequest("payload must be a non-negative integer, got " + Json.show(declared));
             }
             byte[] payload;
             if (wire.region != null && request.get("at") instanceof Number) {
@@ -138,7 +158,11 @@ public final class Harness<H> {
                             + wire.region.capacity() + " bytes");
                 }
             } else {
-                payload = wire.readPayload(n);
+                try {
+                    payload = wire.readPayload(n);
+                } catch (OutOfMemoryError ex) {
+                    throw new LostFrame("no memory for a payload of " + n + " bytes");
+                }
             }
             Object chunk = request.get("chunk");
             // The chunk's samples (encode, or bench of encode), else the stream.
