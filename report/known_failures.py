@@ -38,7 +38,7 @@ def _reason(r: CaseResult) -> str:
     """The rule a failure is charged to, and what was observed, in one line."""
     outcome, requirement = finding_of(r) or (r.outcome, "?")
     label = requirement if outcome == "fail" else f"{outcome} ({requirement})"
-    lines = [line.strip() for line in r.summary(4 * REASON_CHARS).splitlines() if line.strip()]
+    lines = [line.strip() for line in r.summary(sys.maxsize).splitlines() if line.strip()]
     observed = next((line.removeprefix("observed:").strip() for line in lines if line.startswith("observed:")),
                     next((line for line in lines if not line.startswith("[JPEG-")), ""))
     text = f"{label}: {observed}" if observed else label

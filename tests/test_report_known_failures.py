@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from zarr_jpeg_conformance.corpus.registry import requirements
 from zarr_jpeg_conformance.judging.known_failures import load_known_failures
 from zarr_jpeg_conformance.report.__main__ import main
 
@@ -104,3 +105,30 @@ def test_an_out_file_that_is_not_this_list_is_left_alone(tmp_path: Path, capsys:
     assert main(["known-failures", str(results), "--out", str(out)]) == 2
     assert "not overwritten" in capsys.readouterr().err
     assert out.read_text() == existing
+
+
+def test_a_reason_is_the_rule_and_what_was_observed_in_at_most_240_characters(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """One line a reader can take in; where the message says nothing was "observed", its first line of its own."""
+    words = requirements()["JPEG-Q-01"].text
+    fits = "x" * (240 - len("JPEG-Q-01: "))
+    results = _results(
+        tmp_path,
+        _line("my-codec", "config.quality.zero", "fail", message=f"fail: [JPEG-Q-01 MUST] \"{words}\"\n    observed: {fits}"),
+        _line("my-codec", "config.quality.max", "fail", message=f"fail: [JPEG-Q-01 MUST] \"{words}\"\n    observed: {fits}y"),
+        _line("my-codec", "config.quality.min", "fail", message=f"fail: [JPEG-Q-01 MUST] \"{words}\"\n    it took quality 0 as 1"),
+    )
+    reasons = [e["reason"] for e in _written(capsys, [str(results)])["known_failures"]]  # type: ignore[attr-defined]
+    assert reasons[0] == f"JPEG-Q-01: {fits}" and len(reasons[0]) == 240
+    assert reasons[1] == f"JPEG-Q-01: {fits[:-1]}…" and len(reasons[1]) == 240
+    assert reasons[2] == "JPEG-Q-01: it took quality 0 as 1"
+
+
+def test_the_file_is_written_for_people_to_edit_and_a_failed_write_is_said(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    results = _results(tmp_path, _line("my-codec", "config.quality.zero", "fail"))
+    assert main(["known-failures", str(results)]) == 0
+    assert capsys.readouterr().out.startswith('{\n  "implementation": "my-codec",\n  "known_failures": [\n    {\n      "case"')
+    nowhere = tmp_path / "no-such-folder" / "known.json"
+    assert main(["known-failures", str(results), "--out", str(nowhere)]) == 2
+    assert f"known-failures: cannot write {nowhere}: " in capsys.readouterr().err and not nowhere.parent.exists()
