@@ -10,9 +10,12 @@ possible, ``<id>.npy`` (the expected decode). Categories:
   intervals, progressive, odd factors, colour-marker variants, 12-bit, CMYK ...).
 * ``malformed``: broken streams, or streams that do not fit the chunk they are decoded into.
   Returning a partially decoded chunk passes nowhere: a truncated stream (entropy-coded
-  data ending early, or no EOI) SHOULD be rejected (JPEG-X-07; returning it warns), and
-  samples that cannot fill the chunk MUST be rejected (JPEG-DIM-03). Only bytes after a
-  complete image's EOI MAY be ignored (JPEG-X-11): the chunk before them is whole.
+  data ending early, or no EOI) SHOULD be rejected (JPEG-X-07; returning it warns), so
+  SHOULD a stream that holds no image T.81 defines (JPEG-X-22: no sentence of the spec asks
+  for the rejection), and samples that cannot fill the chunk MUST be rejected (JPEG-DIM-03).
+  Samples of another factorization of the chunk's size are reshaped, as the decoding steps
+  say, or rejected (JPEG-X-08, MAY). Only bytes after a complete image's EOI MAY be ignored
+  (JPEG-X-11): the chunk before them is whole.
 
 Files are read through ``importlib.resources`` (:func:`corpus.resource`), never the CWD.
 :func:`reference_decode` is the one definition of "the expected decode" that

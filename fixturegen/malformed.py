@@ -13,12 +13,12 @@ from .reference import GRAY_BASE, SECOND_420, WIDE_BASE, YCC420_BASE
 
 EOI = b"\xff\xd9"
 
-BROKEN = Verdict(("JPEG-DEC-01",), "MUST", "reject")
+BROKEN = Verdict(("JPEG-X-22", "JPEG-DEC-01"), "SHOULD", "reject")
 TRUNCATED = Verdict(("JPEG-X-07", "JPEG-DEC-01"), "SHOULD", "reject")
 TRAILING = Verdict(("JPEG-X-11", "JPEG-DEC-01"), "MAY", "decode-or-reject")
 FORGED = Verdict(("JPEG-DIM-03", "JPEG-X-13", "JPEG-X-03"), "MUST", "reject")
 WRONG_SIZE = Verdict(("JPEG-DIM-03", "JPEG-DEC-03"), "MUST", "reject")
-REFACTORED = Verdict(("JPEG-X-08", "JPEG-DIM-03"), "SHOULD", "reject")
+REFACTORED = Verdict(("JPEG-X-08", "JPEG-DEC-03", "JPEG-DIM-03"), "MAY", "decode-or-reject")
 COMPONENTS = Verdict(("JPEG-X-18", "JPEG-DIM-03", "JPEG-DEC-02"), "SHOULD", "reject")
 TOO_SHORT = Verdict(("JPEG-X-07", "JPEG-X-13"), "SHOULD", "reject")
 REPEATED_SCANS = Verdict(("JPEG-X-14", "JPEG-X-15"), "SHOULD", "reject")
@@ -104,11 +104,12 @@ MALFORMED: tuple[Edited, ...] = (
            "The samples cannot be reshaped to the chunk shape (JPEG-DIM-03).", chunk_shape=(48, 64, 3)),
     Edited("transposed", "a 32x96 stream decoded into a 96x32 chunk (same sample count)", REFACTORED, WIDE_BASE,
            unchanged, "unchanged; decoded into the transposed chunk shape",
-           "Reshaping would work, but a swapped height and width is the mark of an axis-order bug (JPEG-X-08).",
+           "The decoding steps reshape the raster samples to the chunk shape, which works here; a swapped height and width "
+           "is also the mark of an axis-order bug, so a decoder MAY reject it instead (JPEG-X-08).",
            codec=C444, chunk_shape=(96, 32, 3)),
     Edited("refactorized", "a 32x96 stream decoded into a 64x48 chunk (same sample count)", REFACTORED, WIDE_BASE,
            unchanged, "unchanged; decoded into another factorization of 3072 samples",
-           "Reshaping would work but scrambles the image (JPEG-X-08).", codec=C444, chunk_shape=(64, 48, 3)),
+           "The raster samples reshaped to the chunk shape, as the decoding steps say, or a rejection (JPEG-X-08).", codec=C444, chunk_shape=(64, 48, 3)),
     Edited("gray-into-color-chunk", "a grayscale stream decoded into an (H, W, 3) chunk", COMPONENTS, GRAY_BASE,
            unchanged, "unchanged; decoded under a ycbcr configuration into (32, 96, 3)",
            "One component does not fill three; repeating it in every channel would be a conversion the spec's "

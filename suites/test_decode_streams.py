@@ -180,19 +180,19 @@ def _rejected(case: StreamCase, judge: Any, got: Attempt[Any], impl: Any, parsed
     if case.expect == "reject":
         return
     data = case.data()
-    # What the refusal is about, asked again with one thing changed (judging.roots): the chunk's sides swapped.
-    diagnosis = roots.decode_diagnosis(impl.decode, parsed, data, case.chunk_shape)
-    if diagnosis is None and case.decode_if_parsed is not None and attempt(impl.parse, case.decode_if_parsed).ok:
+    if case.decode_if_parsed is not None and attempt(impl.parse, case.decode_if_parsed).ok:
         judge.require(False, case.requirements[0],
                       f"{case.description}: the implementation accepts {case.decode_if_parsed['configuration']} when "
                       f"parsing, so it claims to decode such streams (JPEG-ECS-11), yet refused this one under "
                       f"{case.codec['configuration']} (decoding ignores encoded_color_space, JPEG-DEC-01): {raised(got)}")
-    if diagnosis is None and case.expect == "decode-or-reject":
+    if case.expect == "decode-or-reject":
+        # A refusal the case allows stays allowed: no probe turns it into a fail, or a MAY case into a SHOULD or MUST.
         if case.level == "MAY":
             judge.finish(Outcome.UNSUPPORTED, f"refused, which {case.requirements[0]} allows: {raised(got)}")
         judge.finish(Outcome.PASS, f"refused, which {case.requirements[0]} allows: {raised(got)}")
         return
-    diagnosis = diagnosis or _refused_for_its_configuration(case, impl, data)
+    # What the refusal is about, asked again with one thing changed (judging.roots): the chunk's sides swapped.
+    diagnosis = roots.decode_diagnosis(impl.decode, parsed, data, case.chunk_shape) or _refused_for_its_configuration(case, impl, data)
     requirement, why = diagnosis or (case.requirements[0], "")
     judge.require(False, requirement, f"{case.description}: decode refused: {raised(got)}" + (f"; {why}" if why else ""))
 

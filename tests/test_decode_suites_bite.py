@@ -98,8 +98,6 @@ FAULTS = [
     Fault("SizesFromHeader", "cropped-rows", "fail", "JPEG-DIM-03"),
     Fault("SizesFromHeader", "one-row-fewer", "fail", "JPEG-DIM-03"),
     Fault("PrefillsHeaderFrame", "forged-65535", "warn", "JPEG-X-13"),
-    Fault("AnyFactorization", "transposed", "warn", "JPEG-X-08"),
-    Fault("AnyFactorization", "refactorized", "warn", "JPEG-X-08"),
     Fault("RejectsBaselineVariants", "restart", "fail", "JPEG-FMT-01"),
     Fault("RejectsBaselineVariants", "non-interleaved", "fail", "JPEG-FMT-01"),
     Fault("RejectsBaselineVariants", "comment", "fail", "JPEG-FMT-01"),
@@ -164,6 +162,18 @@ def test_wrong_decoder_is_caught(records: Any, fault: Fault) -> None:
     hits = [r for r in ran if fault.case in r["case"] and r["outcome"] == fault.outcome and fault.requirement in r["message"]]
     outcomes = sorted({(r["case"], r["outcome"]) for r in ran if r["outcome"] != "pass"})
     assert hits, f"{fault.adapter} not caught on {fault.case!r} with {fault.outcome} citing {fault.requirement!r}; non-pass: {outcomes}"
+
+
+def test_another_factorization_decoded_as_the_steps_say_passes(records: Any) -> None:
+    """A stream of another H x W with the chunk's sample count, decoded and reshaped in raster order, passes.
+
+    The decoding steps reshape the samples to the chunk shape (JPEG-DEC-03), so a decoder that does so is right; a
+    rejection is allowed too (JPEG-X-08, MAY): the correct adapter, which rejects, is 'unsupported' there.
+    """
+    ran = records("wrong_decoders:AnyFactorization", SELECT["AnyFactorization"])
+    assert len(ran) == 2 and all(r["outcome"] == "pass" for r in ran), [(r["case"], r["outcome"], r["message"][:200]) for r in ran]
+    refused = records("imagecodecs", SELECT["AnyFactorization"])
+    assert len(refused) == 2 and all(r["outcome"] == "unsupported" and "JPEG-X-08" in r["message"] for r in refused), refused
 
 
 def test_forged_header_allocation_is_measured(records: Any) -> None:

@@ -95,7 +95,10 @@ class PrefillsHeaderFrame(_DecodeOnly):
 
 
 class AnyFactorization(_DecodeOnly):
-    """Reshapes the raster to the chunk whenever the sample counts agree (neuroglancer precomputed)."""
+    """Reshapes the raster to the chunk whenever the sample counts agree (neuroglancer precomputed).
+
+    Legal: the decoding steps reshape the samples to the chunk shape (JPEG-DEC-03; JPEG-X-08 lets a decoder reject instead).
+    """
 
     name = "wrong-any-factorization"
 
