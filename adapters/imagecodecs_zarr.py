@@ -13,8 +13,8 @@ handling or parsing is involved, so the row shows what imagecodecs_jpeg itself d
 On a Python below 3.12 (imagecodecs-zarr needs 3.12) the shipped harness ``imagecodecs_jpeg``
 runs this adapter through ``harnesses.server`` in a venv of its own, made by ``harnesses
 install`` with the newest Python >= 3.12 it finds. :func:`from_imagecodecs_jpeg` is the
-reverse mapping, the metadata change a migration to ``jpeg`` makes (README, "Migrating from
-imagecodecs_jpeg"), and :func:`to_imagecodecs_jpeg` its inverse for a parsed configuration.
+reverse mapping, the metadata change a migration to ``jpeg`` makes (docs/data-publishers.md,
+"Migrating from imagecodecs_jpeg"), and :func:`to_imagecodecs_jpeg` its inverse for a parsed configuration.
 """
 
 from __future__ import annotations

@@ -4,20 +4,41 @@
     python -m zarr_jpeg_conformance.harnesses list          # names, and whether each can run here
     python -m zarr_jpeg_conformance.harnesses command NAME  # print the command, to run it by hand
     python -m zarr_jpeg_conformance.harnesses install [FOLDER ...]  # build every folder whose toolchain is here
+    python -m zarr_jpeg_conformance.harnesses kit LANG      # print the folder of a harness kit (rust, go, node, java)
+    python -m zarr_jpeg_conformance.harnesses kit LANG --copy DIR  # copy it to DIR, for a codec's build
 
 A harness that cannot run here exits with status 3 and the reason on stderr ("node not
 available: ..."), which ``--impl exec:...`` turns into a usage error that says so.
 ``install`` exits 0 when every folder was built or skipped for a missing toolchain (each
-said on stderr), 1 when a build failed.
+said on stderr), 1 when a build failed. ``kit`` prints the folder it names or copied to and
+exits 0, or exits 2 with the reason on stderr.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 import sys
+from pathlib import Path
 
 from . import BUILDS, HARNESSES, Unavailable, command, install
+from .kits import KITS, KitError, copy_kit, kit
+
+
+def _kit_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.harnesses kit",
+                                     description="Print the folder of a harness kit, or copy the kit for a codec's build.")
+    parser.add_argument("language", choices=list(KITS))
+    parser.add_argument("--copy", type=Path, metavar="DIR",
+                        help="copy the kit to DIR (new, empty, or an earlier copy of the same kit) and print DIR")
+    args = parser.parse_args(argv)
+    try:
+        print(copy_kit(args.language, args.copy) if args.copy else kit(args.language).path)
+    except KitError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -25,6 +46,8 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip(), file=sys.stderr)
         return 0 if argv else 2
     verb = argv[0]
+    if verb == "kit":
+        return _kit_main(argv[1:])
     try:
         if verb == "list":
             for name, harness in HARNESSES.items():

@@ -30,7 +30,7 @@ class Fault:
     words: str
 
 
-#: Diagnosis -> the rule it breaks (README, "Diagnosed citations").
+#: Diagnosis -> the rule it breaks (docs/codec-authors.md, "One deviation, one finding").
 FAULTS: dict[str, Fault] = {
     "reversed": Fault("JPEG-DEC-02", "the three components in reverse order"),
     "swapped": Fault("JPEG-DIM-01", "height and width swapped"),

@@ -1,7 +1,8 @@
 """Known-failure files: an implementation's own list of cases it is known to fail.
 
 Keyed by case ID, each with a reason; checked strictly by the plugin (a listed case that
-passes fails the run). The format is documented in docs/protocol.md and the README.
+passes fails the run). The format is documented in docs/protocol.md and docs/codec-authors.md;
+report/known_failures.py writes one from a run's results.
 """
 
 from __future__ import annotations

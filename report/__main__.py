@@ -4,7 +4,8 @@
 implementation (each in its own pytest process), measures throughput, and writes
 DIR/matrix.json, DIR/matrix.md and DIR/matrix.html. ``--from DIR`` re-renders the pages
 from DIR's saved results without running anything; ``compare OLD.json NEW.json`` prints
-what changed between two matrix.json files, as Markdown.
+what changed between two matrix.json files, as Markdown; ``known-failures RESULTS.jsonl``
+writes the known-failures file that lists every case a run failed (``known_failures.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import compare as compare_mod
-from . import model, render_html, render_md, run, stores_table
+from . import known_failures, model, render_html, render_md, run, stores_table
 from .children import end_all, interruption, terminated_as_interrupt
 from .outfolder import OutFolder, OutFolderError, claim, write_text
 from .saved import ReportFileError
@@ -35,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="zarr-jpeg-conformance-report",
         description="Build the compatibility matrix of Zarr v3 jpeg codec implementations. "
-        "Subcommand: 'compare OLD.json NEW.json' prints the changes between two matrix.json files.",
+        "Subcommands: 'compare OLD.json NEW.json' prints the changes between two matrix.json files; "
+        "'known-failures RESULTS.jsonl [--out FILE]' writes the list of the cases a run failed, for --known-failures.",
     )
     p.add_argument("--out", type=Path, help="output folder (required unless --from is given)")
     p.add_argument("--from", dest="from_dir", type=Path, metavar="DIR",
@@ -119,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .spec_review import main as spec_review_main
 
         return spec_review_main(argv[1:])
+    if argv[:1] == ["known-failures"]:
+        return known_failures.main(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     if args.from_dir is None and args.out is None:

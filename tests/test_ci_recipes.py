@@ -1,7 +1,7 @@
-"""The CI recipes a codec repository copies (docs/ci/*.yml) and the README section that explains
-them agree with each other and with the suites: every option they pass is one pytest knows, the
-results file they keep is the one they read the root findings from, and each language's
-``--impl`` is the README table's."""
+"""The CI recipes a codec repository copies (docs/ci/*.yml) and the section of docs/codec-authors.md
+that explains them agree with each other and with the suites: every option they pass is one pytest
+knows, the results file they keep is the one they read the root findings from, and each language's
+``--impl`` is the page's table's. (tests/test_ci_recipe_runs.py runs them.)"""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = sorted((ROOT / "docs" / "ci").glob("*.yml"))
+PAGE = ROOT / "docs" / "codec-authors.md"
 SECTION = "## Add the suite to your codec's CI"
 LANGUAGE = {"rust": "Rust", "go": "Go", "node": "JavaScript", "java": "Java", "python": "Python"}
 
@@ -39,17 +40,17 @@ def _pytest_help() -> str:
     return done.stdout
 
 
-def _readme_table() -> dict[str, str]:
-    """language -> the `--impl` cell of the README's table."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8").split(SECTION, 1)[1].split("\n## ", 1)[0]
+def _page_table() -> dict[str, str]:
+    """language -> the `--impl` cell of the table in docs/codec-authors.md."""
+    text = PAGE.read_text(encoding="utf-8").split(SECTION, 1)[1].split("\n## ", 1)[0]
     rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| (\w+) \|.*\| `([^`]+)`[^|]* \|$", text, re.M)}
     rows.pop("language", None)  # the header
     return rows
 
 
-def test_a_recipe_per_language_of_the_readme() -> None:
+def test_a_recipe_per_language_of_the_page() -> None:
     assert {p.stem for p in RECIPES} == set(LANGUAGE)
-    assert set(_readme_table()) == set(LANGUAGE.values())
+    assert set(_page_table()) == set(LANGUAGE.values())
 
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=lambda p: p.stem)
@@ -65,7 +66,7 @@ def test_recipe_runs_the_suites_and_keeps_what_it_reads(recipe: Path) -> None:
         # An option may follow its other spellings on the line ("--junitxml, --junit-xml=path" on some installs).
         assert re.search(rf"^\s+(?:-[\w-]+(?:=\S+)?,\s+)*{re.escape(option)}\b", _pytest_help(), re.M), f"pytest knows no {option}"
     impl = re.search(r"--impl '([^']+)'", command)
-    assert impl and impl.group(1) == _readme_table()[LANGUAGE[recipe.stem]], "the README's --impl for this language"
+    assert impl and impl.group(1) == _page_table()[LANGUAGE[recipe.stem]], "the page's --impl for this language"
     results = re.search(r'--results "(\S+)"', command)
     assert results, "the run keeps a results file"
     findings = _step(steps, "Root findings")

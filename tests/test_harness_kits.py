@@ -165,3 +165,40 @@ def test_maven_kit_packs() -> None:
 def test_java_harness_holds_only_library_glue(harness: str) -> None:
     text = next((JAVA / "harness" / "src").rglob(harness)).read_text(encoding="utf-8")
     assert not PROTOCOL_CODE.search(text), f"{harness} speaks the protocol itself: that is the kit's part"
+
+
+# ------------------------------------------------------------------ the kits travel with the suite
+
+
+@pytest.mark.parametrize("language", ["rust", "go", "node", "java"])
+def test_kit_prints_the_folder_of_the_installed_kit(language: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from zarr_jpeg_conformance.harnesses.__main__ import main
+    from zarr_jpeg_conformance.harnesses.kits import KITS
+
+    assert main(["kit", language]) == 0
+    folder = Path(capsys.readouterr().out.strip())
+    assert folder == KITS[language].path and KITS[language].is_copy(folder)
+
+
+def test_kit_copy_replaces_only_an_earlier_copy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A copy goes where a codec's build looks; run again (a developer's second build) it replaces the earlier copy
+    whole, and it never writes over a folder of someone else's files."""
+    from zarr_jpeg_conformance.harnesses.__main__ import main
+
+    kit = tmp_path / "jpeg-conformance-kit"
+    assert main(["kit", "go", "--copy", str(kit)]) == 0
+    assert capsys.readouterr().out.strip() == str(kit)
+    assert (kit / "go.mod").is_file() and (kit / "kit.go").is_file()
+    (kit / "stale.go").write_text("package kit\n")
+    assert main(["kit", "go", "--copy", str(kit)]) == 0
+    assert not (kit / "stale.go").exists(), "the earlier copy is replaced whole"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jpeg-conformance-kit"], "nothing left beside it"
+    capsys.readouterr()
+    assert main(["kit", "rust", "--copy", str(kit)]) == 2, "a copy of another kit is someone's folder"
+    assert "holds no copy of the rust kit" in capsys.readouterr().err and (kit / "go.mod").is_file()
+    (tmp_path / "file").write_text("mine")
+    assert main(["kit", "node", "--copy", str(tmp_path / "file")]) == 2
+    assert "is a file" in capsys.readouterr().err and (tmp_path / "file").read_text() == "mine"
+    with pytest.raises(SystemExit) as exited:
+        main(["kit", "cobol"])
+    assert exited.value.code == 2

@@ -71,7 +71,7 @@ def test_root_holds_only_the_listed_modules() -> None:
     stray = sorted(p.name for p in ROOT.glob("*.py") if p.name not in ROOT_MODULES)
     assert not stray, (
         f"modules at the repository root besides {sorted(ROOT_MODULES)}: {stray}. "
-        "Put each in the package of its concern (see the README's layout)."
+        "Put each in the package of its concern (see docs/contributors.md, Layout)."
     )
 
 

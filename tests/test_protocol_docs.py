@@ -1,10 +1,10 @@
-"""The three statements of the harness protocol agree: the README's table, docs/protocol.md
-and the JSON Schema name the same ops, the same request and reply members, and the same
-reply to ``stop``.
+"""The three statements of the harness protocol agree: the summary table of docs/codec-authors.md,
+docs/protocol.md and the JSON Schema name the same ops, the same request and reply members, and the
+same reply to ``stop``.
 
-A harness author reads the README first and the schema last; where they differed (the
-README once said ``stop`` gets no reply), a harness written from one failed against the
-client. Every example that is JSON is validated against the schema's definition of its op.
+A harness author reads the summary first and the schema last; where they differed (the summary,
+then in the README, once said ``stop`` gets no reply), a harness written from one failed against
+the client. Every example that is JSON is validated against the schema's definition of its op.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import jsonschema
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README_SECTION = "### Other languages: the harness protocol (version 1)"
+SUMMARY = ROOT / "docs" / "codec-authors.md"
+SUMMARY_SECTION = "## The harness protocol (version 1)"
 
 
 @cache
@@ -68,10 +69,10 @@ def _unelided(value: Any) -> Any:
     return value.removesuffix("...") if isinstance(value, str) else value
 
 
-def _readme_rows() -> dict[str, tuple[str, str]]:
-    """op -> (request cell, reply cell) of the README's protocol table."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split(README_SECTION, 1)[1].split("\n### ", 1)[0]
+def _summary_rows() -> dict[str, tuple[str, str]]:
+    """op -> (request cell, reply cell) of the summary's protocol table."""
+    text = SUMMARY.read_text(encoding="utf-8")
+    section = text.split(SUMMARY_SECTION, 1)[1].split("\n## ", 1)[0]
     rows: dict[str, tuple[str, str]] = {}
     for line in section.splitlines():
         match = re.match(r'\| `(\{"seq".*?\})`(.*?) \| (.*) \|$', line)
@@ -101,13 +102,13 @@ def _doc_sections() -> dict[str, str]:
 def test_the_three_name_the_same_ops() -> None:
     ops = _schema_ops()
     assert {"start", "parse", "encode", "decode", "stop"} <= ops
-    assert set(_readme_rows()) == ops, "the README's table"
+    assert set(_summary_rows()) == ops, "the summary's table"
     assert set(_doc_sections()) == ops, "docs/protocol.md's sections"
 
 
 @pytest.mark.parametrize("op", sorted(_schema_ops()))
-def test_readme_row_agrees_with_the_schema(op: str) -> None:
-    request, reply = _readme_rows()[op]
+def test_summary_row_agrees_with_the_schema(op: str) -> None:
+    request, reply = _summary_rows()[op]
     request_props = _schema()["$defs"][f"{op}-request"]
     top_level = request[1:-1]
     while re.search(r"\{[^{}]*\}|\[[^\[\]]*\]", top_level):
@@ -116,8 +117,8 @@ def test_readme_row_agrees_with_the_schema(op: str) -> None:
     assert set(request_props["required"]) <= shown <= set(request_props["properties"]), request
     required, optional = _ok_reply(op)
     main, _, aside = reply.partition("optional")
-    assert _member_names(main) == required, f"README's {op} reply members"
-    assert _member_names(aside) == optional, f"README's optional {op} reply members"
+    assert _member_names(main) == required, f"the summary's {op} reply members"
+    assert _member_names(aside) == optional, f"the summary's optional {op} reply members"
     for literal in _json_literals(reply):
         _validate(literal, f"{op}-reply")
 
@@ -137,10 +138,10 @@ def test_doc_section_agrees_with_the_schema(op: str) -> None:
 def test_stop_is_answered_everywhere() -> None:
     """The point where the three once disagreed: `stop` gets an ok reply, then the harness exits."""
     expected = {"status": "ok"}
-    readme = [m for m in _json_literals(_readme_rows()["stop"][1]) if "status" in m]
+    summary = [m for m in _json_literals(_summary_rows()["stop"][1]) if "status" in m]
     doc = [m for m in _json_literals(_doc_sections()["stop"]) if "status" in m]
-    assert readme and doc, "both show the reply to stop"
-    for reply in readme + doc:
+    assert summary and doc, "both show the reply to stop"
+    for reply in summary + doc:
         _validate(reply, "stop-reply")
         assert {k: v for k, v in reply.items() if k != "seq"} == expected
     with pytest.raises(jsonschema.ValidationError):

@@ -50,3 +50,36 @@ def test_a_finding_shows_three_cases_and_counts_the_rest(tmp_path: Path, capsys:
         lines = capsys.readouterr().out.splitlines()  # type: ignore[attr-defined]
         more = " and 1 more" if shown > 3 else ""
         assert lines[1] == f"  JPEG-SUB-05 MUST: {shown} case(s), blocks 0: {', '.join(cases[:3])}{more}"
+
+
+def test_a_missing_or_empty_results_file_is_said_plainly(tmp_path: Path, capsys: object) -> None:
+    """A CI whose suites did not run (the harness did not start, a -k that selects nothing) gets words, not silence."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert main([str(tmp_path / "missing.jsonl")]) == 2
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert out.startswith(f"{tmp_path / 'missing.jsonl'}: no results file: the suites did not run"), out
+    assert main([str(empty)]) == 2
+    assert capsys.readouterr().out.startswith(f"{empty}: empty: no case ran"), "on stdout, which the CI step keeps"  # type: ignore[attr-defined]
+    good = tmp_path / "results.jsonl"
+    good.write_text(_line("my-codec", "config.quality.min", "fail", finding="JPEG-SUB-05") + "\n")
+    assert main([str(good), str(empty)]) == 2, "one unusable file of several is still said, and fails the step"
+    lines = capsys.readouterr().out.splitlines()  # type: ignore[attr-defined]
+    assert lines[0].startswith("my-codec: 1 root finding") and lines[-1].startswith(f"{empty}: empty"), lines
+
+
+def test_known_failures_are_marked(tmp_path: Path, capsys: object) -> None:
+    """A finding whose every case the run's --known-failures list holds is marked; one that is partly known says how much."""
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join([
+        _line("my-codec", "config.quality.min", "fail", finding="JPEG-SUB-05", known=True),
+        _line("my-codec", "config.quality.max", "fail", finding="JPEG-Q-01", known=True),
+        _line("my-codec", "config.quality.zero", "fail", finding="JPEG-Q-01"),
+    ]) + "\n")
+    assert main([str(results)]) == 0
+    lines = capsys.readouterr().out.splitlines()  # type: ignore[attr-defined]
+    assert lines[0] == "my-codec: 2 root findings (JPEG-Q-01, JPEG-SUB-05); 1 of them known failures"
+    assert [ln for ln in lines if ln.startswith("  JPEG-")] == [
+        "  JPEG-Q-01 MUST [known: 1 of 2 cases]: 2 case(s), blocks 0: config.quality.max, config.quality.zero",
+        "  JPEG-SUB-05 MUST [known failure]: 1 case(s), blocks 0: config.quality.min",
+    ]

@@ -131,8 +131,8 @@ def test_the_default_is_documented(pytester: pytest.Pytester) -> None:
     help_text = " ".join(result.stdout.str().split())
     assert "--max-timeouts=N after N timeouts of one op" in help_text
     assert f"0 for no budget (default {DEFAULT_MAX_TIMEOUTS})" in help_text
-    readme = " ".join((TESTS.parent / "README.md").read_text().split())
-    assert f"`--max-timeouts`, default {DEFAULT_MAX_TIMEOUTS}" in readme
+    page = " ".join((TESTS.parent / "docs" / "codec-authors.md").read_text().split())
+    assert f"`--max-timeouts`, default {DEFAULT_MAX_TIMEOUTS}" in page
 
 
 def test_a_request_the_gate_refuses_is_not_sent() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,21 +18,14 @@ def _run(*cmd: str | Path, cwd: Path, **kw: object) -> subprocess.CompletedProce
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def venv(tmp_path_factory: pytest.TempPathFactory, wheel: Path, venv_over_ours: Callable[[Path], Path]) -> Path:
     """A fresh venv with the wheel and an example adapter package installed.
 
-    It sees the site-packages of the interpreter running the tests, whether that is a
-    venv's or the system's, so that numpy and the backends need no download; the project
-    itself comes only from the wheel (checked below).
+    It sees the site-packages of the interpreter running the tests (conftest.venv_over_ours), so that
+    numpy and the backends need no download; the project itself comes only from the wheel (checked below).
     """
-    tmp = tmp_path_factory.mktemp("wheel")
-    built = _run(sys.executable, "-m", "build", "--wheel", "--outdir", tmp / "dist", ROOT, cwd=tmp)
-    assert built.returncode == 0, built.stderr[-3000:]
-    (wheel,) = (tmp / "dist").glob("*.whl")
-    env_dir = tmp / "venv"
-    _run(sys.executable, "-m", "venv", env_dir, cwd=tmp).check_returncode()
-    python = env_dir / "bin" / "python"
-    _see_our_site_packages(python)
+    tmp = tmp_path_factory.mktemp("wheel-venv")
+    python = venv_over_ours(tmp / "venv")
     pkg = tmp / "example_pkg_src"
     (pkg / "example_pkg").mkdir(parents=True)
     (pkg / "pyproject.toml").write_text(
@@ -66,19 +59,6 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         done = _run(python, "-m", "pip", "install", "--no-deps", "-q", target, cwd=tmp)
         assert done.returncode == 0, done.stderr[-3000:]
     return python
-
-
-def _see_our_site_packages(python: Path) -> None:
-    """Append this interpreter's site-packages to the venv's path with a .pth file.
-
-    ``--system-site-packages`` would show the *base* interpreter's, which lack everything
-    installed in a venv running these tests. A .pth line only appends a directory: the .pth
-    files inside it (this checkout's editable install among them) are not run, so the
-    project is importable only from the wheel.
-    """
-    ours = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
-    purelib = _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=python.parent)
-    (Path(purelib.stdout.strip()) / "outer-site-packages.pth").write_text("".join(f"{p}\n" for p in ours))
 
 
 def test_wheel_imports_and_finds_its_data(venv: Path, tmp_path: Path) -> None:
@@ -134,3 +114,22 @@ def test_known_failure_that_passes_fails_the_run(venv: Path, tmp_path: Path) -> 
     )
     assert out.returncode == 1, out.stdout[-2000:]
     assert "unexpected pass" in out.stdout
+
+
+@pytest.mark.parametrize("language", ["rust", "go", "node", "java"])
+def test_the_wheel_carries_each_harness_kit(venv: Path, tmp_path: Path, language: str) -> None:
+    """A codec repository builds its harness on the kit the installed suite carries (docs/ci/*.yml): every file
+    of the kit but its own tests' folder, copied out by ``harnesses kit LANG --copy DIR``."""
+    from zarr_jpeg_conformance.harnesses.kits import KITS
+
+    found = _run(venv, "-m", "zarr_jpeg_conformance.harnesses", "kit", language, cwd=tmp_path)
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).is_relative_to(venv.parents[1]), "the kit of the installed wheel"
+    copied = _run(venv, "-m", "zarr_jpeg_conformance.harnesses", "kit", language, "--copy", "kit", cwd=tmp_path)
+    assert copied.returncode == 0 and copied.stdout.strip() == str(tmp_path / "kit"), copied.stderr
+
+    def files(folder: Path) -> set[str]:
+        return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                if p.is_file() and not {"target", "node_modules", "test"} & set(p.relative_to(folder).parts)}
+
+    assert files(tmp_path / "kit") == files(KITS[language].path)

@@ -22,7 +22,7 @@ turn; a codec without them) goes through zarr's default pipeline, which this cla
 It is the pipeline for two or more threads on every zarr release. zarr 3.3 ships
 ``FusedCodecPipeline``, which also runs codecs with synchronous methods (zarr's
 ``SupportsSyncCodec``) off the event loop; ``tools.bench_zarr`` measures it ahead with one
-worker and behind with two (the ratios are in the README, "A `jpeg` codec for zarr-python").
+worker and behind with two (docs/data-publishers.md, "Writing stores").
 This class also names failing chunks, which zarr's pipelines do not.
 """
 
