@@ -28,14 +28,16 @@ import contextlib
 import weakref
 import zlib
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-import aiohttp
 import yarl
 from zarr.abc.store import ByteRequest, RangeByteRequest, SuffixByteRequest
 
 from .keys import quoted
+
+if TYPE_CHECKING:  # aiohttp itself is imported by the first request (9 MB a process that reads no http store keeps)
+    import aiohttp
 
 __all__ = ["MAX_REDIRECTS", "HttpError", "HttpStore", "links"]
 
@@ -133,6 +135,8 @@ class HttpStore:
         return target
 
     async def _session(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         session = self._held.get("session")
         if session is None or session.closed:
             # Deadlines are the requests' own (asyncio.timeout); aiohttp's would bound each socket read.

@@ -218,6 +218,8 @@ def read_each(store: Any, plans: Sequence[Sequence[tuple[str, ByteRequest | None
         try:
             _refuse_leaving(plan)
             cap = DEFAULT.chunk if limit is None else limit
+            if len(plan) == 1:  # most lists: a chunk's first bytes, or a shard's index (no gather of one)
+                return [await _get(store, plan[0][0], _whole(plan[0][1], cap), cap)]
             return list(await asyncio.gather(*(_get(store, key, _whole(r, cap), cap) for key, r in plan)))
         except (StoreError, HttpError) as exc:
             return str(exc)
@@ -272,9 +274,20 @@ def _listing(store: Any, listing: Any, what: str) -> list[str] | None:
         raise StoreError(f"listing {what[:200]}{'...' if len(what) > 200 else ''} failed: {_failure(exc)}") from exc
 
 
-def _zarr_listing(store: Store, method: str, prefix: str) -> Any:
+def _zarr_listing(store: Any, method: str, prefix: str) -> Any:
+    """A listing of a store read through zarr's API, each name within ``--timeout`` seconds of the one before (a
+    listing is as many requests as it has pages: a deadline for the whole would cut a large store's short)."""
+    timeout = store.timeout if isinstance(store, Remote) else None
+
     async def names() -> list[str]:
-        return [name async for name in getattr(store, method)(prefix)]
+        found: list[str] = []
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout_at(None if timeout is None else loop.time() + timeout) as deadline:
+            async for name in getattr(_zarr(store), method)(prefix):
+                found.append(name)
+                if timeout is not None:
+                    deadline.reschedule(loop.time() + timeout)
+        return found
 
     return lambda: sync(names())
 
@@ -291,7 +304,7 @@ def list_children(store: Any, prefix: str, limit: int | None = None) -> list[str
         start = f"{prefix}/" if prefix else ""
         found = [name[len(start):] for name in store.names(start)]
     else:
-        found = _listing(store, _zarr_listing(_zarr(store), "list_dir", prefix), what)
+        found = _listing(store, _zarr_listing(store, "list_dir", prefix), what)
     if found is None:
         return None
     # A name that would lead out of the store (an http listing's "../" link, a zip's "../x") is no child.
@@ -310,7 +323,7 @@ def list_keys(store: Any, prefix: str) -> Iterator[str] | None:
     if isinstance(store, ZipReader):
         found: list[str] | None = store.names(start)
     else:
-        found = _listing(store, _zarr_listing(_zarr(store), "list_prefix", start), f"the keys of {prefix or 'the root'}")
+        found = _listing(store, _zarr_listing(store, "list_prefix", start), f"the keys of {prefix or 'the root'}")
     if found is None:
         return None
     return (key[len(start):] for key in found if key.startswith(start))

@@ -365,3 +365,29 @@ def test_over_http_a_group_page_that_hurts_a_regex_is_read_in_one_pass(tmp_path:
         assert done.returncode == 2 and "no array here uses the jpeg codec (no arrays)" in done.stderr, done.stdout + done.stderr
         done = run_check([f"{base}/h.zarr", "-q", "--timeout", "10"], address_space=None, timeout=60)
         assert done.returncode == 0 and "4 pass" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_timeout_bounds_each_wait_of_a_listing_not_the_whole_of_it(tmp_path: Path) -> None:
+    """An object store's listing is a request a page: each name must come within --timeout of the one before (a store
+    that stops answering mid-listing is an error naming the timeout), however long the whole listing takes."""
+    import asyncio
+    from collections.abc import AsyncIterator
+
+    from zarr.storage import LocalStore, WrapperStore
+
+    from zarr_jpeg_conformance.check_store.stores import Remote, StoreError, list_keys
+
+    pauses: list[float] = []
+
+    class Pages(WrapperStore[LocalStore]):
+        async def list_prefix(self, prefix: str) -> AsyncIterator[str]:
+            for n, pause in enumerate(pauses):
+                await asyncio.sleep(pause)
+                yield f"a/c/{n}"
+
+    store = Remote(Pages(LocalStore(tmp_path, read_only=True)), timeout=0.5)
+    pauses[:] = [0.2] * 6  # 1.2 s in all, each name in 0.2 s: the listing is whole
+    assert list(within(10, lambda: list_keys(store, "a"))) == [f"c/{n}" for n in range(6)]  # type: ignore[arg-type]
+    pauses[:] = [0.1, 3.0]  # a page that does not come
+    with pytest.raises(StoreError, match=r"listing the keys of a failed: TimeoutError: .*--timeout"):
+        within(10, lambda: list_keys(store, "a"))
