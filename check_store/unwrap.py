@@ -16,6 +16,7 @@ import bz2
 import lzma
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 __all__ = ["BOUNDED", "ChunkError", "unboundable", "unwrap"]
@@ -90,17 +91,25 @@ def unwrap(after: Sequence[Mapping[str, Any]], data: bytes, limit: int) -> bytes
     return data
 
 
-def _zarr_decode(codec: Mapping[str, Any], data: bytes) -> bytes:
+@cache
+def _spec() -> Any:
+    """What zarr's bytes -> bytes codecs are given beside the bytes: they look at its buffer prototype alone."""
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
     from zarr.core.buffer import default_buffer_prototype
     from zarr.core.dtype import get_data_type_from_json
+
+    uint8 = get_data_type_from_json("uint8", zarr_format=3)
+    return ArraySpec(shape=(1,), dtype=uint8, fill_value=uint8.cast_scalar(0), config=ArrayConfig.from_dict({}),
+                     prototype=default_buffer_prototype())
+
+
+def _zarr_decode(codec: Mapping[str, Any], data: bytes) -> bytes:
+    from zarr.core.buffer import default_buffer_prototype
     from zarr.registry import get_codec_class
 
-    from .metadata import chunk_spec
-
-    spec = chunk_spec((1, 1, 1), get_data_type_from_json("uint8", zarr_format=3), 0)
     bytes_codec: Any = get_codec_class(codec["name"]).from_dict(dict(codec))  # a BytesBytesCodec, by analyse()
     try:
-        buf = bytes_codec._decode_sync(default_buffer_prototype().buffer.from_bytes(data), spec)
+        buf = bytes_codec._decode_sync(default_buffer_prototype().buffer.from_bytes(data), _spec())
     except Exception as exc:  # noqa: BLE001 - whatever the codec raises is this chunk's, and named
         raise ChunkError(f"the {codec['name']} codec after jpeg cannot undo this chunk: {type(exc).__name__}: "
                          f"{str(exc)[:300]}") from None
