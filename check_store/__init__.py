@@ -5,7 +5,8 @@ Zarr v3 array, or every array of a hierarchy, that uses the ``jpeg`` codec: its 
 against the codec's parse rules, and every stored chunk against what the spec fixes for each
 stream, from the chunk's header (or, with ``--decode``, by decoding it). Missing chunks are
 fill, not errors; sharded arrays are read through their index. It runs on local threads, or
-on a dask cluster with ``--scheduler ADDRESS``.
+on a dask cluster with ``--scheduler ADDRESS``. Every read has a cap (:class:`Limits`), every
+request of a remote store a deadline.
 
 The functions below are the whole API; each task receives a URL and keys, never bytes.
 """
@@ -13,10 +14,12 @@ The functions below are the whole API; each task receives a URL and keys, never 
 from __future__ import annotations
 
 from .chunks import Options
+from .limits import Limits
 from .metadata import ArrayPlan, analyse, discover
 from .records import Finding
 from .run import Result, check
 from .stores import StoreError, StoreSpec
 from .tasks import check_batch
 
-__all__ = ["ArrayPlan", "Finding", "Options", "Result", "StoreError", "StoreSpec", "analyse", "check", "check_batch", "discover"]
+__all__ = ["ArrayPlan", "Finding", "Limits", "Options", "Result", "StoreError", "StoreSpec", "analyse", "check", "check_batch",
+           "discover"]

@@ -3,27 +3,66 @@
 Exit status: 0 when everything conforms (with ``--strict``, warnings too), 1 when something
 does not (or could not be checked), 2 for bad input (an unreachable URL, no Zarr v3 node,
 corrupt metadata, no array with the jpeg codec) or a bad command line (an unknown backend,
-an ``--out`` that cannot be written or that another run holds), 130 after Ctrl-C (the
-summary and the report then hold what was checked before it).
+an ``--out`` that cannot be written or that another run holds), 130 after Ctrl-C and 143
+after SIGTERM (the summary and the report then hold what was checked before it, marked as
+interrupted, and no worker of the run is left running).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
 
 from .chunks import Options
-from .records import cap
-from .run import Result, check
+from .limits import DEFAULT, Limits, parse_bytes
+from .records import cap, printable
+from .run import Result, Terminated, check
 from .stores import DEFAULT_TIMEOUT, StoreError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-#: Ctrl-C: the shell's code for SIGINT (128 + 2); the summary and the report say what was checked.
-EXIT_INTERRUPTED = 130
+#: Ctrl-C and SIGTERM: the shell's codes (128 + the signal); the summary and the report say what was checked.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
+def _say(text: str) -> None:
+    """One line for the user on stderr: capped, and shown as text (a store's names hold what they like)."""
+    print(f"check-store: {printable(cap(text, 1000))}", file=sys.stderr)
+
+
+class _Signals:
+    """Ctrl-C and SIGTERM while the store is checked end the check as Ctrl-C always did (KeyboardInterrupt,
+    :class:`Terminated`): the run then reports what it checked and ends its workers. Once the check has ended
+    (workers being ended, the report being written) a signal is noted, not raised: the report is written
+    whole, and the exit status says the run was interrupted."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.noted: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():  # only the main thread may take signals
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._on)
+        self.armed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+    def _on(self, signum: int, frame: FrameType | None) -> None:
+        if self.armed:
+            self.armed = False
+            raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        self.noted = signum
 
 
 class Progress:
@@ -44,8 +83,8 @@ class Progress:
         self.began = self.shown = time.perf_counter()
         if self.enabled:
             arrays = len(result.arrays)
-            self.stream.write(f"check-store: {result.store}: {arrays} array{'s' if arrays != 1 else ''} with the jpeg codec, "
-                              f"{self.total:,} chunk positions\n")
+            self.stream.write(printable(f"check-store: {cap(result.store, 300)}: {arrays} array{'s' if arrays != 1 else ''} "
+                                        f"with the jpeg codec, {self.total:,} chunk positions") + "\n")
             self.stream.flush()
 
     def update(self, out: dict[str, Any], result: Result) -> None:
@@ -112,7 +151,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
                    help="passed to fsspec (repeatable; VALUE may be JSON), e.g. anon=true")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help="seconds an http(s) store has to connect and to send each piece of an answer (default %(default)g)")
+                   help="seconds each request of a remote store has, from connecting to its last byte (default %(default)g)")
+    p.add_argument("--max-chunk-bytes", default=str(DEFAULT.chunk), metavar="BYTES",
+                   help="the most bytes read of a chunk read whole, inflated by the codecs after jpeg, or decoded, and of a "
+                        "shard index (64M, 1G, ...; default 64M): a larger one is an error, not read on")
+    p.add_argument("--max-metadata-bytes", default=str(DEFAULT.metadata), metavar="BYTES",
+                   help="the most bytes read of a zarr.json or of an http folder's page (default 32M)")
+    p.add_argument("--max-positions", type=int, default=DEFAULT.positions, metavar="N",
+                   help="where the store cannot list its keys (http): chunk positions of an array visited, the first N, "
+                        "(default %(default)s); the report says how many were left")
     p.add_argument("--strict", action="store_true", help="warnings (broken SHOULDs) make the store nonconforming too")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return p
@@ -124,9 +171,15 @@ def _usage(args: argparse.Namespace) -> str | None:
         return "--reference compares decodes: give --decode too"
     if not args.timeout > 0:
         return f"--timeout {args.timeout:g}: give a number of seconds above 0"
-    for option, value in (("--workers", args.workers), ("--batch", args.batch)):
+    for option, value in (("--workers", args.workers), ("--batch", args.batch), ("--max-positions", args.max_positions)):
         if value is not None and value < 1:
             return f"{option} {value}: give 1 or more"
+    for option, text in (("--max-chunk-bytes", args.max_chunk_bytes), ("--max-metadata-bytes", args.max_metadata_bytes)):
+        try:
+            if parse_bytes(text) < 1:
+                return f"{option} {cap(text, 50)}: give 1 or more bytes"
+        except ValueError as exc:
+            return f"{option}: {exc}"
     try:
         _options(args.storage_option)
     except UsageError as exc:
@@ -149,21 +202,29 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     problem = _usage(args)
     if problem is not None:
-        print(f"check-store: {problem}", file=sys.stderr)
+        _say(problem)
         return EXIT_USAGE
+    with _Signals() as signals:
+        code = _claimed(args, signals)
+    if signals.noted is not None and code not in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        return 128 + signals.noted  # asked to stop once the check was done: its report is whole, and says so
+    return code
+
+
+def _claimed(args: argparse.Namespace, signals: _Signals) -> int:
     if args.out is None:
-        return _run(args, None)
+        return _run(args, None, signals)
     from ..report.outfolder import OutFolderError, claim
 
     try:
         with claim(args.out):
-            return _run(args, args.out)
+            return _run(args, args.out, signals)
     except OutFolderError as exc:
-        print(f"check-store: {exc}", file=sys.stderr)
+        _say(str(exc))
         return EXIT_USAGE
 
 
-def _run(args: argparse.Namespace, out: Path | None) -> int:
+def _run(args: argparse.Namespace, out: Path | None, signals: _Signals) -> int:
     progress = Progress(sys.stderr, enabled=not args.quiet)
     files: list[IO[str]] = []
     if out is not None:
@@ -186,20 +247,23 @@ def _run(args: argparse.Namespace, out: Path | None) -> int:
                     files[0].write(json.dumps(a.metadata) + "\n")
         progress.start(result)
 
+    limits = Limits(parse_bytes(args.max_metadata_bytes), parse_bytes(args.max_chunk_bytes), args.max_positions)
     try:
         result = check(args.url, storage_options=_options(args.storage_option),
                        options=Options(args.decode, args.backend, args.reference),
                        scheduler="cluster" if args.dask else args.scheduler, workers=args.workers, batch=args.batch,
-                       on_start=started, on_batch=landed, timeout=args.timeout)
+                       on_start=started, on_batch=landed, timeout=args.timeout, limits=limits)
     except (StoreError, ValueError, RuntimeError, OSError) as exc:
         progress.close()
-        print(f"check-store: {cap(str(exc), 1000)}", file=sys.stderr)
+        _say(str(exc))
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         progress.close()
-        print("check-store: interrupted (Ctrl-C) while reading the store's metadata: no chunk was checked", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        why = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        _say(f"interrupted ({why}) while reading the store's metadata: no chunk was checked")
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     finally:
+        signals.armed = False
         for jsonl in files:
             jsonl.close()
     progress.close()
@@ -215,9 +279,9 @@ def _run(args: argparse.Namespace, out: Path | None) -> int:
         write_text(out / "report.json", json.dumps(report, indent=1) + "\n")
         write_text(out / "report.html", render(report))
         partial = " (partial: interrupted)" if result.interrupted else ""
-        print(f"report{partial}: {out / 'report.html'} ({out / 'report.json'}, {out / 'findings.jsonl'})")
+        print(printable(f"report{partial}: {out / 'report.html'} ({out / 'report.json'}, {out / 'findings.jsonl'})"))
     if result.interrupted:
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if result.interruption == "SIGTERM" else EXIT_INTERRUPTED
     return EXIT_OK if result.conforms(args.strict) else EXIT_FINDINGS
 
 

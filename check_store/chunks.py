@@ -14,6 +14,7 @@ marker and decodes it with a strict decoder.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -242,15 +243,26 @@ def check_header(plan: ArrayPlan, head: bytes, tail: bytes, boundary: bool) -> t
     return findings, seen
 
 
-def check_whole(plan: ArrayPlan, data: bytes, boundary: bool, options: Options) -> tuple[list[Finding], dict[str, Any]]:
-    """Judge a whole chunk: every marker, then a strict decode (and a second decoder's, within tolerance)."""
+def check_whole(plan: ArrayPlan, data: bytes, boundary: bool, options: Options,
+                limit: int | None = None) -> tuple[list[Finding], dict[str, Any]]:
+    """Judge a whole chunk: every marker, then a strict decode (and a second decoder's, within tolerance).
+
+    ``limit``: the most bytes a decode may make (``--max-chunk-bytes``); a chunk whose image is
+    larger is not decoded, and says so.
+    """
     info = inspect(data)
     findings = _judge(plan, info, boundary)
     seen = _describe(info)
     seen["bytes"] = len(data)
     seen["eoi_last"] = info.eoi and not info.trailing_bytes
     if options.decode and plan.config is not None and not any(f.outcome == "fail" for f in findings):
-        findings += _decode(plan, data, options, info)
+        assert plan.image is not None
+        made = math.prod(plan.image)
+        if limit is not None and made > limit:
+            findings.append(error(f"decoding this chunk makes a {plan.image[0]}x{plan.image[1]}x{plan.image[2]} image of "
+                                  f"{made:,} bytes, more than {limit:,} (--max-chunk-bytes): not decoded"))
+        else:
+            findings += _decode(plan, data, options, info)
     return findings, seen
 
 

@@ -145,7 +145,8 @@ def render(report: Mapping[str, Any]) -> str:
     rate = stored / report["seconds"] if report["seconds"] else 0
     conforms = report["conforms"]
     verdict = ('<span class="verdict o-pass">✓ conforms</span>' if conforms
-               else '<span class="verdict o-error">interrupted (Ctrl-C): a partial report</span>' if report.get("interrupted")
+               else (f'<span class="verdict o-error">interrupted ({_e(report.get("interruption") or "Ctrl-C")}): a partial '
+                     'report</span>') if report.get("interrupted")
                else '<span class="verdict o-fail">✗ does not conform</span>')
     mode = (f"every chunk decoded by {report['decoder']}" + (f" and compared with {report['reference']}" if report["reference"] else "")
             if report["mode"] == "decode" else "header only: each chunk's marker segments and its last bytes")

@@ -20,7 +20,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from itertools import product
 from typing import Any
 
 import numpy as np
@@ -29,8 +28,11 @@ from ..core.chunk import check_dimensions, image_shape
 from ..core.config import DEFAULT_SUBSAMPLING, JpegConfig, parse_codec
 from ..core.errors import ConfigError, Rejection
 from ..corpus.registry import load_json
+from .keys import leaves_store
+from .limits import DEFAULT, Limits
 from .records import Finding, cap, capped, error, finding
-from .stores import StoreError, leaves_store, list_children, read_key
+from .stores import StoreError, list_children, read_key
+from .unwrap import BOUNDED, unboundable
 
 __all__ = ["ArrayPlan", "Node", "ShardLayout", "analyse", "discover"]
 
@@ -128,16 +130,26 @@ class ArrayPlan:
         """The key from the store's root: the array path, then the chunk key."""
         return f"{self.path}/{self.key(coords)}" if self.path else self.key(coords)
 
-    def inner_positions(self, coords: Sequence[int]) -> list[tuple[tuple[int, ...], bool, bool]]:
-        """(inner coords, inside the array, at the array's edge) for each inner chunk of a shard, in index order."""
+    def inner_inside(self, coords: Sequence[int]) -> int:
+        """How many inner chunks of the shard at ``coords`` start inside the array (worked out, not counted)."""
         assert self.shard is not None
-        out = []
-        for inner in product(*(range(n) for n in self.shard.per_shard)):
-            origin = [(c * p + i) * s for c, p, i, s in zip(coords, self.shard.per_shard, inner, self.shard.inner, strict=True)]
-            inside = all(o < n for o, n in zip(origin, self.shape, strict=True))
-            edge = any(o + s > n for o, s, n in zip(origin, self.shard.inner, self.shape, strict=True))
-            out.append((inner, inside, edge))
-        return out
+        count = 1
+        for c, p, s, n in zip(coords, self.shard.per_shard, self.shard.inner, self.shape, strict=True):
+            count *= max(0, min(p, -(-n // s) - c * p))
+        return count
+
+    def inner_place(self, coords: Sequence[int], flat: int) -> tuple[tuple[int, ...], bool, bool]:
+        """(inner coords, inside the array, at the array's edge) of the ``flat``-th inner chunk (index order) of a shard."""
+        assert self.shard is not None
+        inner = []
+        for p in reversed(self.shard.per_shard):
+            flat, r = divmod(flat, p)
+            inner.append(r)
+        inner.reverse()
+        origin = [(c * p + i) * s for c, p, i, s in zip(coords, self.shard.per_shard, inner, self.shard.inner, strict=True)]
+        inside = all(o < n for o, n in zip(origin, self.shape, strict=True))
+        edge = any(o + s > n for o, s, n in zip(origin, self.shard.inner, self.shape, strict=True))
+        return tuple(inner), inside, edge
 
     def index_of(self, key: str) -> int | None:
         """The grid position (C order) of a chunk key relative to the array, None for a key that is no chunk of the grid."""
@@ -187,13 +199,16 @@ class ArrayPlan:
 # ------------------------------------------------------------------ discovery
 
 
-def _load(store: Any, key: str, where: str) -> Mapping[str, Any] | None:
+def _load(store: Any, key: str, where: str, limits: Limits) -> Mapping[str, Any] | None:
     try:
-        raw = read_key(store, key)
+        raw = read_key(store, key, limits.metadata)
     except StoreError as exc:
-        raise StoreError(f"{where}: cannot read {key}: {exc}") from exc
+        raise StoreError(f"{where}: cannot read {cap(key, 200)}: {exc}") from exc
     if raw is None:
         return None
+    if len(raw) > limits.metadata:
+        raise StoreError(f"{where}: {cap(key, 200)} is longer than {limits.metadata:,} bytes (--max-metadata-bytes): not read "
+                         "further, and not checked")
     try:
         meta = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -225,11 +240,11 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def discover(store: Any, where: str) -> list[Node]:
+def discover(store: Any, where: str, limits: Limits = DEFAULT) -> list[Node]:
     """Every array at or under the URL's node; StoreError when there is no Zarr v3 node there."""
-    root = _load(store, "zarr.json", where)
+    root = _load(store, "zarr.json", where, limits)
     if root is None:
-        v2 = [k for k in (".zarray", ".zgroup") if read_key(store, k) is not None]
+        v2 = [k for k in (".zarray", ".zgroup") if read_key(store, k, limits.metadata) is not None]
         if v2:
             raise StoreError(f"{where}: a Zarr v2 node ({v2[0]}): the jpeg codec is a Zarr v3 codec")
         raise StoreError(f"{where}: no zarr.json here: not a Zarr v3 array or group (or the URL is wrong)")
@@ -240,16 +255,16 @@ def discover(store: Any, where: str) -> list[Node]:
         found = consolidated["metadata"]
         return [Node(path, meta) for path, meta in sorted(found.items())
                 if isinstance(meta, Mapping) and meta.get("node_type") == "array"]
-    return _walk(store, where)
+    return _walk(store, where, limits)
 
 
-def _walk(store: Any, where: str) -> list[Node]:
+def _walk(store: Any, where: str, limits: Limits) -> list[Node]:
     """Every array under the root, by listing (a loop, not recursion: a hierarchy may nest deeper than the stack)."""
     arrays: list[Node] = []
     todo = [""]
     while todo:
         prefix = todo.pop()
-        names = list_children(store, prefix)
+        names = list_children(store, prefix, limits.metadata)
         if names is None:
             raise StoreError(f"{where}: a group without consolidated metadata, in a store that cannot list its children: "
                              "give the URL of an array, or consolidate the metadata")
@@ -258,7 +273,7 @@ def _walk(store: Any, where: str) -> list[Node]:
             if name == "zarr.json":
                 continue
             path = f"{prefix}/{name}" if prefix else name
-            meta = _load(store, f"{path}/zarr.json", where)
+            meta = _load(store, f"{path}/zarr.json", where, limits)
             if meta is None:
                 continue
             if meta["node_type"] == "array":
@@ -450,8 +465,8 @@ def analyse(node: Node) -> tuple[ArrayPlan | None, list[Finding]]:
     meta = node.metadata
     outside = leaves_store(node.path) if node.path else None
     if outside is not None:
-        return None, [error(f"the hierarchy's metadata names an array at {outside}: that is outside the store, and was "
-                            "not read")]
+        return None, [error(f"the hierarchy's metadata names an array at {outside}: that is outside the store (or no place "
+                            "in it), and was not read")]
     try:
         return _analyse(node, meta, where)
     except _Unsure as exc:
@@ -479,6 +494,10 @@ def _analyse(node: Node, meta: Mapping[str, Any], where: str) -> tuple[ArrayPlan
         spec = _resolve(chunk_spec(shard.inner, spec.dtype, spec.fill_value), before, where)
     if ab["name"] != JPEG:
         raise _Unsure(f"{where}: the array -> bytes codec is {ab['name']!r}, not jpeg")
+    blocked = unboundable(after)
+    if blocked is not None:
+        raise _Unsure(f"{where}: codec {blocked!r} after jpeg: check-store cannot bound what it makes of a chunk (it undoes "
+                      f"{', '.join(sorted(BOUNDED))}), so the chunks are not read")
     config, config_findings = _config_findings(ab, where)
     findings += config_findings
     native = spec.dtype.to_native_dtype()
@@ -530,10 +549,9 @@ def _optional(config: JpegConfig | None) -> list[str]:
     return out
 
 
-def shard_index(raw: bytes, layout: ShardLayout) -> tuple[list[tuple[int, int] | None] | None, str | None]:
-    """(offset, length) of each inner chunk (None when absent), or an error message."""
-    import numpy as np
-
+def shard_index(raw: bytes, layout: ShardLayout) -> tuple[np.ndarray | None, str | None]:
+    """Rows of (place in index order, offset, length) of the inner chunks the index holds (absent ones left
+    out), or an error message. Work and memory follow the entries present, not the shard's declared count."""
     if len(raw) != layout.index_bytes:
         return None, f"shard index is {len(raw)} bytes, expected {layout.index_bytes}"
     body = raw[: 16 * layout.count]
@@ -545,7 +563,5 @@ def shard_index(raw: bytes, layout: ShardLayout) -> tuple[list[tuple[int, int] |
         if stored != actual:
             return None, f"shard index checksum is {stored:#010x}, the index hashes to {actual:#010x}: a corrupt index"
     pairs = np.frombuffer(body, dtype="<u8" if layout.little_endian else ">u8").reshape(-1, 2)
-    out: list[tuple[int, int] | None] = []
-    for offset, length in pairs.tolist():
-        out.append(None if offset == MAX_UINT_64 and length == MAX_UINT_64 else (offset, length))
-    return out, None
+    present = np.flatnonzero((pairs[:, 0] != MAX_UINT_64) | (pairs[:, 1] != MAX_UINT_64))
+    return np.column_stack([present.astype(np.uint64), pairs[present]]), None

@@ -9,14 +9,15 @@ the spec's words, then what was observed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..corpus.registry import requirements, severity
 
-__all__ = ["IMPLEMENTATION", "MAX_TEXT", "OUTCOMES", "Finding", "cap", "capped", "error", "finding", "outcome_of", "record",
-           "worst"]
+__all__ = ["IMPLEMENTATION", "MAX_TEXT", "OUTCOMES", "Finding", "cap", "capped", "error", "finding", "outcome_of",
+           "printable", "record", "worst"]
 
 #: The ``implementation`` field of every record: what produced it.
 IMPLEMENTATION = "check-store"
@@ -32,6 +33,19 @@ MAX_STRING, MAX_ITEMS = 200, 64
 def cap(text: str, limit: int = MAX_TEXT) -> str:
     """``text``, or its start and how long it was."""
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+#: What a terminal would act on rather than show: C0 and C1 controls (escape sequences, carriage returns, new
+#: lines), Unicode's invisible format characters (bidirectional overrides and isolates, zero-width characters),
+#: line and paragraph separators, and lone surrogates (undecodable bytes of a file name).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                          "\ufff9-\ufffb\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on written as an escape (``\\x1b``, ``\\u202e``): a
+    store's names and values reach the terminal as text, never as commands that rewrite what it shows."""
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
 
 
 def capped(value: Any, depth: int = 8) -> Any:

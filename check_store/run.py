@@ -25,21 +25,28 @@ from typing import Any
 import numpy as np
 
 from .chunks import Options, decoder_name
+from .limits import DEFAULT, Limits
 from .metadata import ArrayPlan, Node, analyse, discover, uses_jpeg
-from .records import Finding, error, record, worst
+from .records import error, record, worst
 from .stores import DEFAULT_TIMEOUT, StoreError, StoreSpec, display, list_keys, open_store
 from .tasks import STATUS, check_batch
+from .workers import process_pool, scratch_folder
 
-__all__ = ["ArrayResult", "ChunkMap", "Result", "check"]
+__all__ = ["ArrayResult", "ChunkMap", "Result", "Terminated", "check"]
 
 #: Chunks per task at least (a task costs a few hundred microseconds to schedule) and at most.
 MIN_BATCH, MAX_BATCH = 64, 1024
 #: Records kept for the report; every record still reaches ``on_record`` (the JSONL file).
 MAX_RECORDS = 50_000
 #: Grid positions above which the stored chunks are found by listing the store (work follows
-#: what is stored, not what the metadata declares), and above which a store that cannot list
-#: is not read position by position.
-LIST_ABOVE, MAX_UNLISTED = 1 << 20, 1 << 24
+#: what is stored, not what the metadata declares). A store that cannot list (http) is walked
+#: position by position, up to ``Limits.positions`` of them.
+LIST_ABOVE = 1 << 20
+HTTP = ("http", "https")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C is: the run ends with what it checked, says so, and leaves nothing running."""
 
 
 class ChunkMap:
@@ -94,13 +101,25 @@ class ArrayResult:
     positions: int = 0
     #: The grid positions that hold a key, in order, when they were found by listing the store.
     listed: list[int] | None = None
+    #: Grid positions visited (the first ones, in C order), when the store cannot list and the grid has more.
+    visited: int | None = None
 
     @property
     def total(self) -> int:
-        """JPEG chunk positions of the array to check (a shard's inner chunks each count): all, or the listed ones."""
+        """JPEG chunk positions of the array to check (a shard's inner chunks each count): all, the listed or the visited ones."""
         if self.plan is None:
             return 0
-        return (self.plan.grid_count if self.listed is None else len(self.listed)) * self.plan.per_grid
+        if self.listed is not None:
+            return len(self.listed) * self.plan.per_grid
+        return (self.plan.grid_count if self.visited is None else self.visited) * self.plan.per_grid
+
+    @property
+    def not_visited(self) -> int:
+        """Chunk positions left unvisited (neither read nor known to be fill): the store cannot list, and the grid
+        has more positions than ``--max-positions``."""
+        if self.plan is None or self.visited is None:
+            return 0
+        return (self.plan.grid_count - self.visited) * self.plan.per_grid
 
     @property
     def unlisted(self) -> int:
@@ -135,8 +154,10 @@ class Result:
     skipped: list[str] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     dropped: int = 0
-    #: The user pressed Ctrl-C: what was checked before is all the result holds.
+    #: The user pressed Ctrl-C (or the run was sent SIGTERM): what was checked before is all the result holds.
     interrupted: bool = False
+    #: What interrupted it: "Ctrl-C" or "SIGTERM".
+    interruption: str = ""
 
     def totals(self) -> Counter[str]:
         out: Counter[str] = Counter()
@@ -151,7 +172,7 @@ class Result:
 
 def _arrays(spec: StoreSpec, where: str) -> tuple[list[ArrayResult], list[str]]:
     store = open_store(spec)
-    nodes = discover(store, where)
+    nodes = discover(store, where, spec.limits)
     jpeg = [n for n in nodes if uses_jpeg(n.metadata)]
     skipped = [f"/{n.path}" for n in nodes if not uses_jpeg(n.metadata)]
     if not jpeg:
@@ -160,14 +181,15 @@ def _arrays(spec: StoreSpec, where: str) -> tuple[list[ArrayResult], list[str]]:
     out = []
     for node in jpeg:
         plan, findings = analyse(node)
-        listed = None
+        listed = visited = None
         if plan is not None and plan.checkable:
-            listed, refused = _stored_positions(store, spec, plan)
-            if refused is not None:
-                findings.append(refused)
-                plan = None
+            listed, visited = _stored_positions(store, spec, plan)
+            if visited is not None:
+                findings.append(error(f"the array declares {plan.grid_count:,} chunk positions, and the store ({spec.kind}) "
+                                      f"cannot list the ones that hold a chunk: check-store visited the first {visited:,} of "
+                                      f"them (in C order) and not the other {plan.grid_count - visited:,} (--max-positions)"))
         meta = record(display(spec.url), "/" + node.path, "zarr.json", findings) if findings else None
-        result = ArrayResult(node, plan, meta, listed=listed)
+        result = ArrayResult(node, plan, meta, listed=listed, visited=visited)
         if plan is not None and plan.checkable and plan.grid_count:
             result.map = ChunkMap(plan.grid)
         for f in findings:
@@ -177,21 +199,20 @@ def _arrays(spec: StoreSpec, where: str) -> tuple[list[ArrayResult], list[str]]:
     return out, skipped
 
 
-def _stored_positions(store: Any, spec: StoreSpec, plan: ArrayPlan) -> tuple[list[int] | None, Finding | None]:
-    """(the grid positions that hold a key, found by listing a large grid; None: every position is read),
-    or why the grid is too large to read position by position in a store that cannot list."""
-    if plan.grid_count <= LIST_ABOVE:
+def _stored_positions(store: Any, spec: StoreSpec, plan: ArrayPlan) -> tuple[list[int] | None, int | None]:
+    """(the grid positions that hold a key, found by listing the store; None: every position is read), and the
+    positions visited when the store cannot list and the grid has more than ``--max-positions`` (else None)."""
+    # An http "listing" is whatever links a page holds: a server that shows no index, or part of one,
+    # would pass for an array without chunks. Object stores and folders list what they hold.
+    listable = spec.kind not in HTTP
+    if plan.grid_count <= (LIST_ABOVE if listable else spec.limits.positions):
         return None, None
-    # An http "listing" is whatever links a page holds: a server that shows no index would
-    # pass for an array without chunks. Object stores and folders list what they hold.
-    keys = None if spec.kind in ("http", "https") else list_keys(store, plan.path)
+    keys = list_keys(store, plan.path) if listable else None
     if keys is not None:
         return sorted({i for i in map(plan.index_of, keys) if i is not None}), None
-    if plan.grid_count <= MAX_UNLISTED:
+    if plan.grid_count <= spec.limits.positions:
         return None, None
-    return None, error(f"the array declares {plan.grid_count:,} chunk positions and the store ({spec.kind}) cannot be listed "
-                       f"for the ones that hold a chunk: check-store reads at most {MAX_UNLISTED:,} positions one by one; "
-                       "not checked")
+    return None, spec.limits.positions
 
 
 def _batches(result: ArrayResult, workers: int, batch: int | None) -> Iterator[tuple[int, int, list[int] | None]]:
@@ -205,8 +226,9 @@ def _batches(result: ArrayResult, workers: int, batch: int | None) -> Iterator[t
             chosen = result.listed[at:at + step]
             yield chosen[0], chosen[-1] + 1, chosen
         return
-    for start in range(0, plan.grid_count, step):
-        yield start, min(plan.grid_count, start + step), None
+    end = plan.grid_count if result.visited is None else result.visited
+    for start in range(0, end, step):
+        yield start, min(end, start + step), None
 
 
 def check(
@@ -222,17 +244,19 @@ def check(
     latency: float = 0.0,
     concurrency: int = 32,
     timeout: float = DEFAULT_TIMEOUT,
+    limits: Limits = DEFAULT,
 ) -> Result:
     """Check every array under ``url`` that uses the ``jpeg`` codec; StoreError for bad input.
 
     ``scheduler`` is ``threads`` (default), ``processes`` or ``sync`` for this machine,
     ``cluster`` for a local dask cluster of ``workers`` processes, or the address of a dask
     scheduler. ``on_batch`` sees each batch's result as it lands (records, counts).
-    ``timeout``: seconds a remote store has to connect and to send each piece of an answer.
-    Ctrl-C (KeyboardInterrupt) during the chunks ends the run with what was checked: the
-    result says ``interrupted``.
+    ``timeout``: seconds each request of a remote store has, from connecting to its last byte.
+    ``limits``: the caps of every read, and the positions walked where the store cannot list.
+    Ctrl-C (KeyboardInterrupt, or :class:`Terminated` for SIGTERM) during the chunks ends the run
+    with what was checked: the result says ``interrupted``.
     """
-    spec = StoreSpec(url, dict(storage_options or {}), latency, concurrency, uuid.uuid4().hex, timeout)
+    spec = StoreSpec(url, dict(storage_options or {}), latency, concurrency, uuid.uuid4().hex, timeout, limits)
     where = display(url)
     opts = options or Options()
     opts = Options(opts.decode, decoder_name(opts) if opts.decode else opts.decoder, opts.reference, where)
@@ -265,8 +289,9 @@ def check(
     began = time.perf_counter()
     try:
         result.engine = _execute(tasks, scheduler, workers, land)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         result.interrupted = True
+        result.interruption = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
         result.engine = result.engine or f"{scheduler} (interrupted)"
     result.seconds = time.perf_counter() - began
     for a in result.arrays:
@@ -308,7 +333,11 @@ def _execute(tasks: Iterable[tuple[Any, ...]], scheduler: str, workers: int | No
                         land(out)
 
         n = workers or os.cpu_count() or 1
-        if tasks:
+        if tasks and scheduler == "processes":
+            # A pool of this run's own, so that the run ends its workers however it ends (dask's own outlives a SIGTERM).
+            with Landed(), process_pool(n) as pool:
+                bag.compute(scheduler=scheduler, num_workers=n, pool=pool)
+        elif tasks:
             with Landed():
                 bag.compute(scheduler=scheduler, num_workers=n)
         return f"dask {scheduler} scheduler, {n} {'threads' if scheduler == 'threads' else 'processes'}"
@@ -317,21 +346,33 @@ def _execute(tasks: Iterable[tuple[Any, ...]], scheduler: str, workers: int | No
 
 def _distributed(tasks: Iterable[tuple[Any, ...]], scheduler: str, workers: int | None, land: Callable[[dict[str, Any]], None]) -> str:
     try:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, LocalCluster
     except ImportError as exc:
         raise StoreError("a dask cluster needs dask.distributed: pip install 'zarr-jpeg-conformance[check-store]'") from exc
     import logging
 
-    cluster = None
     if scheduler == "cluster":
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
-        client = Client(cluster)
-    else:
-        try:
-            client = Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise StoreError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from exc
+        import dask
+
+        # The cluster's scratch space (its workers' and its own locks) is a folder of this run's, removed when the run
+        # ends, however it ends: dask's own is left in the temporary folder.
+        with scratch_folder() as scratch, dask.config.set({"temporary-directory": scratch}):
+            cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR, local_directory=scratch)
+            try:
+                return _on_cluster(Client(cluster), "a local dask cluster", tasks, land)
+            finally:
+                cluster.close()
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise StoreError(f"cannot reach the dask scheduler at {scheduler}: {exc}") from exc
+    return _on_cluster(client, f"the dask cluster at {scheduler}", tasks, land)
+
+
+def _on_cluster(client: Any, where: str, tasks: Iterable[tuple[Any, ...]], land: Callable[[dict[str, Any]], None]) -> str:
+    from distributed import as_completed
+
     try:
         threads = sum(client.nthreads().values()) or 1
         pending = iter(tasks)
@@ -343,10 +384,6 @@ def _distributed(tasks: Iterable[tuple[Any, ...]], scheduler: str, workers: int 
             for t in islice(pending, 1):
                 done.add(client.submit(check_batch, *t, pure=False))
         workers_n = len(client.scheduler_info().get("workers", {}))
-        where = "a local dask cluster" if cluster is not None else f"the dask cluster at {scheduler}"
         return f"{where}, {workers_n} workers, {threads} threads"
     finally:
         client.close()
-        if cluster is not None:
-            cluster.close()
-

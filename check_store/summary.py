@@ -11,7 +11,7 @@ from typing import Any
 from .. import __version__
 from ..core.config import REQUIRED_SCHEMES, JpegConfig
 from ..corpus.registry import requirements
-from .records import cap
+from .records import MAX_TEXT, cap, printable
 from .run import ArrayResult, Result
 
 __all__ = ["FORMAT_VERSION", "describe_config", "lines", "to_json"]
@@ -57,6 +57,7 @@ def _array(a: ArrayResult) -> dict[str, Any]:
         "checked": a.positions,
         "stored": stored,
         "counts": {k: counts[k] for k in ("pass", "warn", "fail", "error", "fill")},
+        "not_visited": a.not_visited,
         "requirements": dict(sorted(a.requirements.items())),
         "metadata_findings": a.metadata,
         "map": a.map.to_json() if a.map else None,
@@ -80,6 +81,7 @@ def to_json(result: Result, *, strict: bool = False) -> dict[str, Any]:
         "conforms": result.conforms(strict),
         "strict": strict,
         "interrupted": result.interrupted,
+        "interruption": result.interruption or None,
         "totals": {k: totals[k] for k in ("pass", "warn", "fail", "error", "fill")},
         "arrays": [_array(a) for a in result.arrays],
         "skipped_arrays": result.skipped,
@@ -109,6 +111,8 @@ def lines(result: Result, *, strict: bool = False, examples: int = 3) -> list[st
                 + f", jpeg {describe_config(plan.config)}") if plan else "not checked"
         c = a.counts
         tally = ", ".join(f"{c[k]:,} {k}" for k in ("pass", "warn", "fail", "error", "fill") if c[k]) or "no chunks"
+        if a.not_visited:
+            tally += f", {a.not_visited:,} not visited"
         out.append(f"  /{cap(a.node.path, 200):<20} {a.outcome.upper():<5} {what}: {tally}")
         if a.metadata:
             for f in a.metadata["findings"]:
@@ -125,13 +129,14 @@ def lines(result: Result, *, strict: bool = False, examples: int = 3) -> list[st
         count = sum(a.requirements[rid] for a in result.arrays) or len(found)
         out.append(f"  {rid:<12} {found[0]['outcome']:<5} {_n(count, 'chunk')}")
         for f in found[:examples]:
-            out.append(f"      {f['case']}: {f['observed']}")
+            out.append(f"      {cap(f['case'], 200)}: {f['observed']}")
     if result.interrupted:
         planned = sum(a.total for a in result.arrays)
         done = sum(a.positions for a in result.arrays)
-        out.append(f"INTERRUPTED (Ctrl-C) after {done:,} of {planned:,} chunk positions: the findings above are those of the "
-                   "chunks checked before; the rest were not checked")
-        return out
-    verdict = "CONFORMS" if result.conforms(strict) else "DOES NOT CONFORM"
-    out.append(f"{verdict}" + (" (warnings count: --strict)" if strict else ""))
-    return out
+        out.append(f"INTERRUPTED ({result.interruption or 'Ctrl-C'}) after {done:,} of {planned:,} chunk positions: the findings "
+                   "above are those of the chunks checked before; the rest were not checked")
+    else:
+        verdict = "CONFORMS" if result.conforms(strict) else "DOES NOT CONFORM"
+        out.append(f"{verdict}" + (" (warnings count: --strict)" if strict else ""))
+    # Names and values are the store's: each line is capped, and shown as text, never as the terminal's commands.
+    return [printable(cap(line, MAX_TEXT + 400)) for line in out]

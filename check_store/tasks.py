@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import traceback
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 from zarr.abc.store import ByteRequest, RangeByteRequest, SuffixByteRequest
 from zarr.storage import LocalStore
 
 from .chunks import FIRST, HEAD, HEAD_MAX, TAIL, Options, check_header, check_whole, header_extent
+from .folder import read_ends
+from .limits import WHOLE_BUDGET
 from .metadata import ArrayPlan, shard_index
 from .records import Finding, cap, error, record, worst
-from .stores import StoreError, StoreSpec, open_store, read_ends, read_ranges
+from .stores import StoreError, StoreSpec, is_remote, open_store, read_each, read_ranges
+from .unwrap import ChunkError, unwrap
 
 __all__ = ["STATUS", "check_batch"]
 
@@ -27,6 +30,8 @@ __all__ = ["STATUS", "check_batch"]
 MAX_OFFSET = 1 << 62
 #: Failed reads in a row, after a batch's read failed, before the rest of the batch shares the error.
 GIVE_UP = 8
+#: Inner chunks of a shard read, then judged, at a time: a shard's index may hold millions.
+GROUP = 1024
 #: Status byte of a grid position in the chunk map, by outcome; higher is worse.
 STATUS = {"none": 0, "fill": 1, "pass": 2, "warn": 3, "fail": 4, "error": 5}
 #: (image, configuration, boundary) -> headers (SOI through the first SOS segment) judged without a
@@ -90,28 +95,46 @@ class _Batch:
         self.status = bytearray(len(self.indices))
         self.records: list[dict[str, Any]] = []
         self.whole = options.decode or bool(plan.after)
+        self.limits = spec.limits
 
     def run(self) -> dict[str, Any]:
         if self.plan.shard:
-            slots = self._shards()
-            self._read(slots)
+            for slots in self._shards():
+                self._read(slots)
+                self._judge_all(slots)
         elif type(self.store) is LocalStore and not self.whole:
             slots = self._scan(str(self.store.root))
             self._longer(slots)
+            self._judge_all(slots)
         elif not self.whole:
             slots = self._chunks()
             self._read_first(slots)
+            self._judge_all(slots)
         else:
+            # Read whole, a group at a time: what a task holds is the group's caps at most, whatever the chunks hold.
             slots = self._chunks()
-            self._read(slots)
-        for slot in slots:
-            self._judge(slot)
+            step = self.limits.group
+            for at in range(0, len(slots), step):
+                group = slots[at:at + step]
+                self._read(group)
+                self._judge_all(group)
         out = {"array": self.plan.path, "start": self.start, "stop": self.stop,
                "positions": len(self.indices) * self.plan.per_grid,
                "counts": dict(self.counts), "records": self.records, "status": bytes(self.status)}
         if self.positions is not None:
             out["indices"] = list(self.positions)
         return out
+
+    def _judge_all(self, slots: list[_Slot]) -> None:
+        """Judge each slot on its own: whatever goes wrong with one chunk is that chunk's error, named, never its batch's."""
+        for slot in slots:
+            try:
+                self._judge(slot)
+            except Exception as exc:  # noqa: BLE001 - reported on the chunk
+                detail = cap("".join(traceback.format_exception_only(exc)).strip(), 500)
+                self._report(slot.index, slot.key, slot.inner, [error(f"checking this chunk failed: {detail}")], {}, slot.boundary)
+            slot.head = slot.first = None
+            slot.tail = b""
 
     def _mark(self, index: int, outcome: str) -> None:
         i = index - self.start if self.at is None else self.at[index]
@@ -173,12 +196,12 @@ class _Batch:
 
     def _ends(self, key: str) -> tuple[bytes, bytes] | None:
         """A chunk's head and tail read as :meth:`_read_first` reads them (None: no such key); StoreError when it cannot be read."""
-        (data,) = read_ranges(self.store, [(key, RangeByteRequest(0, FIRST))])
+        (data,) = read_ranges(self.store, [(key, RangeByteRequest(0, FIRST))], self.limits.chunk)
         if data is None:
             return None
         if len(data) < FIRST:
             return data[:HEAD], data[-TAIL:]
-        (tail,) = read_ranges(self.store, [(key, SuffixByteRequest(TAIL))])
+        (tail,) = read_ranges(self.store, [(key, SuffixByteRequest(TAIL))], self.limits.chunk)
         return data[:HEAD], tail or b""
 
     def _learn(self, head: bytes, group: tuple[Any, ...], edge: bool, good: dict[bool, tuple[bytes, ...]]) -> bool:
@@ -196,18 +219,23 @@ class _Batch:
             good[edge] = _GOOD[(*group, edge)] = (*good[edge], header)
         return True
 
-    def _shards(self) -> list[_Slot]:
+    def _shards(self) -> Iterator[list[_Slot]]:
+        """The inner chunks each shard's index holds, a group at a time (read and judged before the next is made):
+        work follows the entries present, never the count a shard declares (2^32 inner chunks of 1x1)."""
         plan = self.plan
         layout = plan.shard
         assert layout is not None
         keys = [plan.stored_key(plan.coords(i)) for i in self.indices]
+        if layout.index_bytes > self.limits.chunk:
+            self._unread_shards(keys)
+            return
         where: ByteRequest = SuffixByteRequest(layout.index_bytes) if layout.index_at_end else RangeByteRequest(0, layout.index_bytes)
         raws = self._fetch([[(k, where)] for k in keys])
         slots: list[_Slot] = []
+        held = 0
         for i, key, got in zip(self.indices, keys, raws, strict=True):
             coords = plan.coords(i)
-            inner = plan.inner_positions(coords)
-            inside = sum(1 for _, ok, _ in inner if ok)
+            inside = plan.inner_inside(coords)
             if isinstance(got, str):
                 self._report(i, key, None, [error(f"cannot read the shard index: {got}")], {}, False)
                 self.counts["error"] += inside - 1
@@ -215,27 +243,56 @@ class _Batch:
             raw = got[0]
             if raw is None:
                 self.counts["fill"] += inside
-                self._mark(i, "fill")
+                if inside:
+                    self._mark(i, "fill")
                 continue
-            index, problem = shard_index(raw, layout)
-            if index is None:
+            entries, problem = shard_index(raw, layout)
+            if entries is None:
                 self._report(i, key, None, [error(f"cannot read the shard index: {problem}")], {}, False)
                 self.counts["error"] += inside - 1
                 continue
-            for (pos, ok, edge), entry in zip(inner, index, strict=True):
-                if entry is None:
-                    if ok:
-                        self.counts["fill"] += 1
-                        self._mark(i, "fill")
-                    continue
-                offset, length = entry
-                if offset + length > MAX_OFFSET:
-                    # No file is that long: reading it would only exhaust memory, in this chunk's batch.
-                    self._report(i, key, pos, [error(f"the shard index puts this chunk at bytes {offset}..{offset + length}, "
-                                                     f"beyond any file (2^62 bytes): a corrupt index entry; not read")], {}, edge)
-                    continue
-                slots.append(_Slot(i, coords, key, pos, edge, offset, length))
-        return slots
+            stored = 0
+            for at in range(0, len(entries), GROUP):
+                for place, offset, length in entries[at:at + GROUP].tolist():
+                    pos, ok, edge = plan.inner_place(coords, place)
+                    stored += ok
+                    if offset + length > MAX_OFFSET:
+                        # No file is that long: reading it would only exhaust memory, in this chunk's batch.
+                        self._report(i, key, pos, [error(f"the shard index puts this chunk at bytes {offset}..{offset + length}, "
+                                                         f"beyond any file (2^62 bytes): a corrupt index entry; not read")], {}, edge)
+                        continue
+                    if self.whole and length > self.limits.chunk:
+                        self._report(i, key, pos, [error(f"the shard index says this chunk is {length:,} bytes, more than "
+                                                         f"{self.limits.chunk:,} (--max-chunk-bytes): not read")], {}, edge)
+                        continue
+                    slots.append(_Slot(i, coords, key, pos, edge, offset, length))
+                    held += length if self.whole else HEAD + TAIL
+                    if len(slots) >= GROUP or held >= WHOLE_BUDGET:
+                        yield slots
+                        slots, held = [], 0
+            if inside > stored:
+                self.counts["fill"] += inside - stored
+                self._mark(i, "fill")
+        if slots:
+            yield slots
+
+    def _unread_shards(self, keys: list[str]) -> None:
+        """Shards whose index is larger than the cap of a read: each that exists is an error, each that does not is fill."""
+        plan = self.plan
+        assert plan.shard is not None
+        size = plan.shard.index_bytes
+        for i, key, got in zip(self.indices, keys, self._fetch([[(k, RangeByteRequest(0, 1))] for k in keys]), strict=True):
+            inside = plan.inner_inside(plan.coords(i))
+            if not isinstance(got, str) and got[0] is None:
+                self.counts["fill"] += inside
+                if inside:
+                    self._mark(i, "fill")
+                continue
+            why = (f"cannot read the shard: {got}" if isinstance(got, str) else
+                   f"the shard index of {plan.shard.count:,} inner chunks is {size:,} bytes, more than {self.limits.chunk:,} "
+                   "(--max-chunk-bytes): not read, and no inner chunk of it checked")
+            self._report(i, key, None, [error(why)], {}, False)
+            self.counts["error"] += inside - 1
 
     def _ranges(self, slot: _Slot, head: int | None) -> list[tuple[str, ByteRequest | None]]:
         if slot.inner is None:
@@ -253,13 +310,18 @@ class _Batch:
     def _fetch(self, plans: list[list[tuple[str, ByteRequest | None]]]) -> list[list[bytes | None] | str]:
         """The values of each list of ranges, or why they could not be read.
 
-        One read for the whole batch; when it fails, each list is read alone, so that one
-        unreadable key (a permission, a range the server refuses) errs only itself. After
-        :data:`GIVE_UP` failures in a row the store itself is taken to be failing, and the
-        rest share the error rather than each waiting for it.
+        A remote store's lists are read each on its own, concurrently (:func:`~.stores.read_each`):
+        one that fails errs only itself, and a batch of them costs one deadline. A local one's
+        are read in one go; when that fails, each list alone, so that one unreadable key (a
+        permission, a link out of the store) errs only itself, and after :data:`GIVE_UP`
+        failures in a row the store itself is taken to be failing, and the rest share the error
+        rather than each being tried.
         """
+        limit = self.limits.chunk
+        if is_remote(self.store):
+            return read_each(self.store, plans, limit)
         try:
-            got = iter(read_ranges(self.store, [r for p in plans for r in p]))
+            got = iter(read_ranges(self.store, [r for p in plans for r in p], limit))
             return [[next(got) for _ in p] for p in plans]
         except StoreError as exc:
             if len(plans) == 1:
@@ -271,7 +333,7 @@ class _Batch:
                 out.append(cast(str, out[-1]))
                 continue
             try:
-                out.append(read_ranges(self.store, p))
+                out.append(read_ranges(self.store, p, limit))
                 failed = 0
             except StoreError as exc:
                 out.append(str(exc))
@@ -355,11 +417,17 @@ class _Batch:
             got = len(data) + len(slot.tail)
             findings, seen = [error(f"the shard index puts this chunk at bytes {slot.offset}..{slot.offset + slot.length}, "
                                     f"past the end of the shard ({got} of the {sum(slot.wanted)} bytes asked for came back)")], {}
+        elif self.whole and len(data) > self.limits.chunk:
+            findings, seen = [error(f"this chunk is longer than {self.limits.chunk:,} bytes (--max-chunk-bytes): not read "
+                                    "further, and not checked")], {}
         elif self.whole or not slot.tail or len(data) < HEAD:
             # The whole stream is here: it was asked for, or it is shorter than HEAD.
-            if self.plan.after:
-                data = unwrap(self.plan, data)
-            findings, seen = check_whole(self.plan, data, slot.boundary, self.options)
+            try:
+                data = unwrap(self.plan.after, data, self.limits.chunk) if self.plan.after else data
+            except ChunkError as exc:
+                self._report(slot.index, slot.key, slot.inner, [error(f"{exc}; its JPEG stream was not checked")], {}, slot.boundary)
+                return
+            findings, seen = check_whole(self.plan, data, slot.boundary, self.options, self.limits.chunk)
         else:
             findings, seen = check_header(self.plan, data, slot.tail, slot.boundary)
         self._report(slot.index, slot.key, slot.inner, findings, seen, slot.boundary)
@@ -375,18 +443,3 @@ class _Batch:
             self.records.append(record(self.options.store, "/" + plan.path, local, findings, inner=inner, seen=seen,
                                        boundary=boundary))
 
-
-def unwrap(plan: ArrayPlan, data: bytes) -> bytes:
-    """The JPEG stream inside a chunk whose chain has bytes -> bytes codecs (crc32c, gzip ...) after jpeg."""
-    from zarr.core.buffer import default_buffer_prototype
-    from zarr.core.dtype import get_data_type_from_json
-    from zarr.registry import get_codec_class
-
-    from .metadata import chunk_spec
-
-    spec = chunk_spec(plan.image or (1, 1, 1), get_data_type_from_json("uint8", zarr_format=3), 0)
-    buf = default_buffer_prototype().buffer.from_bytes(data)
-    for codec in reversed(plan.after):
-        bytes_codec: Any = get_codec_class(codec["name"]).from_dict(dict(codec))  # a BytesBytesCodec, by analyse()
-        buf = bytes_codec._decode_sync(buf, spec)
-    return bytes(buf.to_bytes())

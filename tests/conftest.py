@@ -83,3 +83,17 @@ def venv_over_ours() -> Callable[[Path], Path]:
         return python
 
     return make
+
+
+# tests/ is no package: the kits beside the test modules (hostile_kit.py) are imported by their names.
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.append(str(Path(__file__).parent))
+
+
+@pytest.fixture(scope="module")
+def gray() -> bytes:
+    """A grayscale JPEG stream of a 32x32 chunk as the jpeg codec writes it (``hostile_kit.stream``), once a module."""
+    pytest.importorskip("imagecodecs")
+    from hostile_kit import stream
+
+    return stream()

@@ -468,15 +468,17 @@ def test_a_record_carries_the_strongest_level_of_its_findings() -> None:
 def test_a_local_read_gives_exactly_the_bytes_of_its_range_and_refuses_a_range_it_does_not_know() -> None:
     from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
 
-    from zarr_jpeg_conformance.check_store.stores import _read_open
+    from zarr_jpeg_conformance.check_store.folder import _read_open
 
     data = b"abcdef"
     assert _read_open(io.BytesIO(data), RangeByteRequest(2, 2)) == b""
     assert _read_open(io.BytesIO(data), RangeByteRequest(2, 4)) == b"cd"
     assert _read_open(io.BytesIO(data), SuffixByteRequest(9)) == data  # more than the file holds: all of it
-    assert _read_open(io.BytesIO(data), SuffixByteRequest(2)) == b"ef" and _read_open(io.BytesIO(data), None) == data
-    with pytest.raises(TypeError, match="unexpected byte range"):
-        _read_open(io.BytesIO(data), OffsetByteRequest(1))  # type: ignore[arg-type]
+    assert _read_open(io.BytesIO(data), SuffixByteRequest(2)) == b"ef" and _read_open(io.BytesIO(data), RangeByteRequest(0, 99)) == data
+    # A whole read is a range (one byte more than its cap): never a read of all there is.
+    for unknown in (OffsetByteRequest(1), None):
+        with pytest.raises(TypeError, match="unexpected byte range"):
+            _read_open(io.BytesIO(data), unknown)  # type: ignore[arg-type]
 
 
 def test_header_walk_asks_for_the_whole_segment_whose_length_it_has_just_read() -> None:
@@ -752,6 +754,7 @@ def _counting_server(folder: Path) -> Iterator[tuple[str, dict[str, int]]]:
     """A ranged http server of ``folder`` that counts the bytes it sends, and its requests for chunks, ranged or whole."""
     import threading
 
+    from zarr_jpeg_conformance.check_store.limits import DEFAULT
     from zarr_jpeg_conformance.check_store.serve import RangeHandler, _Server
 
     sent: dict[str, int] = {"bytes": 0, "ranged": 0, "whole": 0}
@@ -770,8 +773,10 @@ def _counting_server(folder: Path) -> Iterator[tuple[str, dict[str, int]]]:
                 def __getattr__(self, name: str) -> Any:
                     return getattr(raw, name)
 
+            # A read of a whole chunk asks for the bytes of its cap (--max-chunk-bytes) from the start: more than any chunk holds.
+            asked = self.headers.get("Range")
             with lock:
-                sent["ranged" if self.headers.get("Range") else "whole"] += "/c/" in self.path  # a chunk
+                sent["ranged" if asked and asked != f"bytes=0-{DEFAULT.chunk}" else "whole"] += "/c/" in self.path  # a chunk
             self.wfile = Writer()  # type: ignore[assignment]
             try:
                 super().do_GET()

@@ -30,37 +30,20 @@ import pytest
 
 pytest.importorskip("zarr")
 
+from hostile_kit import GRAY
+from hostile_kit import array as _array
+from hostile_kit import consolidated as _consolidated
+from hostile_kit import meta as _meta
+from hostile_kit import stream as _stream
+from hostile_kit import two_by_two as _two_by_two
+from hostile_kit import within as _within
+
 from zarr_jpeg_conformance.check_store import Options, check
 from zarr_jpeg_conformance.check_store import run as run_mod
 from zarr_jpeg_conformance.check_store.__main__ import main
+from zarr_jpeg_conformance.check_store.limits import Limits
 from zarr_jpeg_conformance.check_store.serve import serve
 from zarr_jpeg_conformance.check_store.stores import StoreSpec, leaves_store
-
-GRAY = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale"}}
-
-
-def _stream(height: int = 32, width: int = 32) -> bytes:
-    from zarr_jpeg_conformance.backends import load_backend
-    from zarr_jpeg_conformance.core.config import parse_codec
-
-    pixels = (np.arange(height * width, dtype=np.uint32) % 251).astype(np.uint8).reshape(height, width, 1)
-    return load_backend("imagecodecs").encode(parse_codec(GRAY), pixels)
-
-
-def _meta(shape: list[Any], chunks: list[Any], codecs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": "uint8",
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
-            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": codecs or [GRAY], "attributes": {}}
-
-
-def _array(folder: Path, shape: list[Any], chunks: list[Any], keys: dict[str, bytes], codecs: list[dict[str, Any]] | None = None) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "zarr.json").write_text(json.dumps(_meta(shape, chunks, codecs)))
-    for key, data in keys.items():
-        path = folder.joinpath(*key.split("/"))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -69,45 +52,15 @@ def stream() -> bytes:
     return _stream()
 
 
-def _two_by_two(folder: Path, stream: bytes) -> Path:
-    return _array(folder, [64, 64], [32, 32], {f"c/{i}/{j}": stream for i in range(2) for j in range(2)})
-
-
-def _consolidated(folder: Path, arrays: dict[str, dict[str, Any]]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "zarr.json").write_text(json.dumps({
-        "zarr_format": 3, "node_type": "group", "attributes": {},
-        "consolidated_metadata": {"kind": "inline", "must_understand": False, "metadata": arrays}}))
-    return folder
-
-
-def _within(seconds: float, call: Any) -> Any:
-    """``call()``'s value, failing the test (not hanging it) when it takes longer than ``seconds``."""
-    out: dict[str, Any] = {}
-
-    def go() -> None:
-        try:
-            out["value"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test below
-            out["error"] = exc
-
-    thread = threading.Thread(target=go, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"still running after {seconds} s"
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
-
-
 # ------------------------------------------------------------------ high
 
 
 def test_keys_that_leave_the_store_are_refused(tmp_path: Path) -> None:
-    from zarr_jpeg_conformance.check_store.stores import StoreError, _suspect, open_store, read_ranges
+    from zarr_jpeg_conformance.check_store.keys import suspect
+    from zarr_jpeg_conformance.check_store.stores import StoreError, open_store, read_ranges
 
     for bad in ("../outside", "/etc", "a/../../b", "a//b", "./a", "C:/x", "a\\..\\b", "http://host/x", "", "a/.", "a/.."):
-        assert leaves_store(bad) and _suspect(bad), bad  # the cheap look at every key never lets one through
+        assert leaves_store(bad) and suspect(bad), bad  # the cheap look at every key never lets one through
     for good in ("a", "a/b", "c/0/0", "zarr.json", "a.b/c..d"):
         assert leaves_store(good) is None, good
     # At the read itself too: a key that leaves the store is refused, whoever built it.
@@ -155,31 +108,30 @@ def test_a_huge_declared_shape_costs_what_is_stored(tmp_path: Path, stream: byte
     assert array.map is not None and sum(row.count("2") for row in array.map.to_json()["cells"]) == 2
 
 
-def test_a_huge_grid_in_a_store_that_cannot_list_is_not_walked(tmp_path: Path, stream: bytes,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_huge_grid_in_a_store_that_cannot_list_is_walked_only_to_the_bound_and_says_so(
+        tmp_path: Path, stream: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     store = _array(tmp_path / "huge.zarr", [2**40, 2**40], [32, 32], {"c/0/0": stream})
     monkeypatch.setattr(run_mod, "list_keys", lambda store, prefix: None)
-    result = _within(60, lambda: check(str(store), scheduler="sync"))
+    result = _within(60, lambda: check(str(store), scheduler="sync", limits=Limits(positions=64)))
     (array,) = result.arrays
-    assert array.plan is None and array.positions == 0
-    assert "cannot be listed" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
+    assert array.visited == 64 and array.positions == 64 and array.counts["pass"] == 1 and array.counts["fill"] == 63
+    assert array.not_visited == 2**70 - 64
+    assert "visited the first 64 of them" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
     assert not result.conforms()
 
 
-def test_a_grid_of_exactly_the_unlisted_limit_is_still_walked(tmp_path: Path, stream: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """check-store reads at most MAX_UNLISTED positions one by one: that many is read, one more is not (limits
-    shrunk so that the walk is short)."""
+def test_a_grid_of_exactly_the_position_bound_is_walked_whole(tmp_path: Path, stream: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check-store visits at most --max-positions positions where nothing can be listed: that many is all of them,
+    one more is not (limits shrunk so that the walk is short)."""
     monkeypatch.setattr(run_mod, "list_keys", lambda store, prefix: None)
     monkeypatch.setattr(run_mod, "LIST_ABOVE", 1)
-    monkeypatch.setattr(run_mod, "MAX_UNLISTED", 4)
-    for grid, walked in ((2, True), (3, False)):
+    for grid, whole in ((2, True), (3, False)):
         store = _array(tmp_path / f"g{grid}.zarr", [32 * grid, 64], [32, 32], {"c/0/0": stream})
-        (array,) = check(str(store), scheduler="sync").arrays
-        assert (array.plan is not None) == walked, (grid, array.metadata)
-        if walked:
-            assert array.counts["pass"] == 1 and array.counts["fill"] == 3
-        else:
-            assert "reads at most 4 positions one by one" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
+        (array,) = check(str(store), scheduler="sync", limits=Limits(positions=4)).arrays
+        assert (array.visited is None) == whole, (grid, array.metadata)
+        assert array.counts["pass"] == 1 and array.counts["fill"] == 3
+        if not whole:
+            assert array.not_visited == 2 and "visited the first 4 of them" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
 
 
 def test_a_failed_batch_of_listed_positions_names_the_first_and_last_it_held(tmp_path: Path, stream: bytes,
@@ -199,12 +151,14 @@ def test_a_failed_batch_of_listed_positions_names_the_first_and_last_it_held(tmp
 
 
 def test_over_http_a_huge_grid_is_not_taken_from_a_listing(tmp_path: Path, stream: bytes) -> None:
-    # An http "listing" is a page's links: an empty one would pass for an array without chunks.
+    # An http "listing" is a page's links: an empty one would pass for an array without chunks. The grid is walked to
+    # the bound, and the rest said to be not visited.
     _array(tmp_path / "huge.zarr", [2**40, 2**40], [32, 32], {"c/0/0": stream})
     with serve(tmp_path) as base:
-        result = _within(60, lambda: check(f"{base}/huge.zarr", scheduler="sync"))
+        result = _within(60, lambda: check(f"{base}/huge.zarr", scheduler="sync", limits=Limits(positions=16)))
     (array,) = result.arrays
-    assert array.plan is None and "cannot be listed" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
+    assert array.visited == 16 and array.counts["pass"] == 1 and array.counts["fill"] == 15
+    assert "cannot list the ones that hold a chunk" in array.metadata["findings"][-1]["observed"]  # type: ignore[index]
     assert not result.conforms()
 
 
@@ -703,7 +657,7 @@ def test_the_fast_local_read_gives_what_read_ranges_gives_or_leaves_the_key_to_i
     from zarr.abc.store import RangeByteRequest, SuffixByteRequest
     from zarr.storage import LocalStore
 
-    from zarr_jpeg_conformance.check_store import stores
+    from zarr_jpeg_conformance.check_store import folder, stores
 
     root = tmp_path / "store"
     (root / "a").mkdir(parents=True)
@@ -719,9 +673,8 @@ def test_the_fast_local_read_gives_what_read_ranges_gives_or_leaves_the_key_to_i
     (root / "linked").symlink_to(root / "a")
     keys = [*files, "a/folder", "a/missing", "a/missing/deeper", "a/long/under", "a/in", "a/out", "a/loop", "linked/long",
             "../outside", "a/../a/long", "a//long", "/etc/passwd"]
-    stores._FOLDERS.clear()
-    stores._LINKS.clear()
-    got = stores.read_ends(str(root), keys, 1024, 64)
+    folder.forget()
+    got = folder.read_ends(str(root), keys, 1024, 64)
     store = LocalStore(root, read_only=True)
     for key, ends in zip(keys, got, strict=True):
         try:
@@ -756,7 +709,7 @@ def test_the_fast_local_read_closes_every_file_it_opens_and_leaves_a_failed_read
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A descriptor left open per chunk runs a scan of a large store out of descriptors; a regular file whose read fails
     (an I/O error) is left to read_ranges, in its place among the keys, the others read as they are."""
-    from zarr_jpeg_conformance.check_store import stores
+    from zarr_jpeg_conformance.check_store import folder
 
     if not Path("/proc/self/fd").is_dir():
         pytest.skip("needs /proc")
@@ -766,8 +719,8 @@ def test_the_fast_local_read_closes_every_file_it_opens_and_leaves_a_failed_read
     for i, key in enumerate(keys):
         (root / key).write_bytes(bytes([i]) * (100 if i % 2 else 3000))
     os.mkfifo(root / "a" / "pipe")
-    stores._FOLDERS.clear()
-    got = stores.read_ends(str(root), [*keys, "a/pipe"], 1024, 64)
+    folder.forget()
+    got = folder.read_ends(str(root), [*keys, "a/pipe"], 1024, 64)
     assert _descriptors_into(root) == []
     assert got[-1] is False and all(isinstance(ends, tuple) for ends in got[:-1])
     real_read = os.read
@@ -778,7 +731,7 @@ def test_the_fast_local_read_closes_every_file_it_opens_and_leaves_a_failed_read
         return real_read(fd, n)
 
     monkeypatch.setattr(os, "read", failing)
-    got = stores.read_ends(str(root), keys, 1024, 64)
+    got = folder.read_ends(str(root), keys, 1024, 64)
     monkeypatch.undo()
     assert _descriptors_into(root) == []
     assert [i for i, ends in enumerate(got) if ends is False] == [7]

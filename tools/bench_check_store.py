@@ -57,6 +57,7 @@ from typing import Any
 
 from ..check_store import Options, check
 from ..check_store.chunks import FIRST, HEAD, TAIL
+from ..check_store.limits import Limits
 from ..check_store.synthetic import big_store
 
 
@@ -263,8 +264,10 @@ def _http(root: Path, files: list[str], args: argparse.Namespace) -> None:
         rows["http: raw loop, whole chunks"] = _timed(lambda: _http_loop(urls, False, args.http_concurrency, received["whole"]))
         rows["http: raw loop, the same ranges"] = _timed(lambda: _http_loop(urls, True, args.http_concurrency,
                                                                            received["ranges"]))
+        # http cannot list: every position of the store is visited (--max-positions), as a publisher would ask.
+        every = Limits(positions=len(files))
         rows["http: header scan, 2 threads"] = _timed(lambda: _checked(check(f"{base}/{root.name}", scheduler="threads",
-                                                                             workers=2)))
+                                                                             workers=2, limits=every)))
     rate = _report(rows)
     whole, ranges = (sum(received[k]) / 2**20 for k in ("whole", "ranges"))
     print(f"http: the raw loops received {whole:,.1f} MiB (whole chunks) and {ranges:,.1f} MiB (the same ranges)")
