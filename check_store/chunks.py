@@ -8,8 +8,9 @@ the spec fixes for every stream: a baseline frame (SOF0, 8-bit samples and table
 chunk's height and width, the component count and sampling factors of the configuration,
 the colour-space markers of its ``encoded_color_space``, and EOI as the last bytes. What a
 header cannot show (a corrupt byte inside the entropy-coded data, trailing bytes that
-themselves end in FFD9) is left to ``--decode``, which reads each chunk whole, walks every
-marker and decodes it with a strict decoder.
+themselves end in FFD9) is left to ``--decode``, which reads each chunk whole, reads it by
+T.81's rules byte by byte (``judging.t81``: restart markers, pad bits, table ids, the MCU count)
+and decodes it with a strict decoder.
 """
 
 from __future__ import annotations
@@ -252,6 +253,8 @@ def check_whole(plan: ArrayPlan, data: bytes, boundary: bool, options: Options,
     """
     info = inspect(data)
     findings = _judge(plan, info, boundary)
+    if options.decode:
+        findings += _syntax(data)
     seen = _describe(info)
     seen["bytes"] = len(data)
     seen["eoi_last"] = info.eoi and not info.trailing_bytes
@@ -264,6 +267,21 @@ def check_whole(plan: ArrayPlan, data: bytes, boundary: bool, options: Options,
         else:
             findings += _decode(plan, data, options, info)
     return findings, seen
+
+
+def _syntax(data: bytes) -> list[Finding]:
+    """Every offence against T.81 the judge's own reading finds (``judging.t81``: pad bits, restart markers, table ids,
+    the MCU count, ...), which no decoder that accepts the stream shows: one finding a rule, the first offences named."""
+    from ..judging.t81.reading import reading
+    from ..judging.t81.syntax import FMT, GEN, listed
+
+    found = reading(data)
+    out = []
+    for requirement in (GEN, FMT):
+        offences = [o for o in found.offences if o.requirement == requirement and o.about != "process"]
+        if offences:
+            out.append(finding(requirement, f"breaks T.81: {listed(offences)}"))
+    return out
 
 
 def decoder_name(options: Options) -> str:

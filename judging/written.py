@@ -20,7 +20,7 @@ from typing import Any
 from ..core.config import JpegConfig
 from ..core.markers import StreamInfo, inspect
 from .t81.reading import Reading, reading
-from .t81.syntax import FMT, GEN, Offence
+from .t81.syntax import FMT, GEN, Offence, listed
 
 
 def check_written(judge: Any, data: bytes, config: JpegConfig, chunk_shape: Sequence[int], what: str = "encode") -> StreamInfo:
@@ -30,7 +30,7 @@ def check_written(judge: Any, data: bytes, config: JpegConfig, chunk_shape: Sequ
     found = reading(data)
     judge.require(info.soi and info.eoi and bool(info.scans) and found.stream.frame is not None, "JPEG-FMT-01",
                   f"{where} is not a complete JPEG stream: SOI {info.soi}, EOI {info.eoi}, scans {len(info.scans)}; "
-                  f"{_listed(found.offences)}")
+                  f"{listed(found.offences)}")
     judge.require(info.sof == 0xC0, "JPEG-GEN-01",
                   f"{where} has frame marker {hex(info.sof) if info.sof is not None else None}: the codec writes baseline "
                   "(SOF0, sequential DCT, Huffman-coded) JPEG")
@@ -67,19 +67,13 @@ def check_syntax(judge: Any, found: Reading, where: str) -> None:
     """Every offence against T.81 (the baseline process's under JPEG-GEN-01, the rest under JPEG-FMT-01), read
     from the bytes (``judging.t81``): never whether some decoder accepts the stream."""
     frame = found.stream.frame
-    offences = list(found.offences)
+    offences = [o for o in found.offences if o.about != "process"]  # judged above under the frame's own rules
     if found.coefficients is None and frame is not None and frame.marker == 0xC0 and frame.precision == 8:
         offences.append(Offence(frame.offset, "F.2", f"the scans cannot be decoded: {found.undecodable}", FMT))
     for requirement in (GEN, FMT):
         mine = [o for o in offences if o.requirement == requirement]
-        judge.require(not mine, requirement, f"{where} breaks T.81: {_listed(mine)}")
+        judge.require(not mine, requirement, f"{where} breaks T.81: {listed(mine)}")
 
-
-def _listed(offences: Sequence[Offence], shown: int = 3) -> str:
-    if not offences:
-        return "no offence found"
-    more = f"; and {len(offences) - shown} more" if len(offences) > shown else ""
-    return "; ".join(str(o) for o in offences[:shown]) + more
 
 
 def check_jfif(judge: Any, info: StreamInfo, config: JpegConfig) -> None:

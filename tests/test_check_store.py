@@ -871,3 +871,30 @@ def test_the_test_server_keeps_a_connection_open_for_the_next_request(tmp_path: 
                 assert answer.read() == body and answer.version == 11 and not answer.will_close
         finally:
             connection.close()
+
+
+def test_with_decode_each_chunk_is_read_by_t81s_rules_byte_by_byte(tmp_path: Path) -> None:
+    """A chunk every decoder accepts (pad bits of 0, a restart marker after the last MCU) breaks T.81: --decode says
+    where; the header scan, which reads no entropy-coded data, cannot."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from baseline_writer import Options as WriterOptions
+    from baseline_writer import Writer
+
+    store = tmp_path / "t81.zarr"
+    rng = np.random.default_rng(5)
+    chunks = {}
+    for i, options in enumerate((WriterOptions(pad_bit=0), WriterOptions(restart=2, rst_after_last=True), WriterOptions())):
+        for _ in range(20):  # an image whose data needs pad bits, for the first
+            image = rng.integers(0, 256, (32, 32), np.uint8)
+            data = Writer(options).write(image, "grayscale", "grayscale", [(1, 1)], 90)
+            if i != 0 or data != Writer(WriterOptions()).write(image, "grayscale", "grayscale", [(1, 1)], 90):
+                break
+        chunks[f"c/0/{i}"] = data
+    write_array(store, (32, 96), (32, 32), [_jpeg()], chunks)
+    decoded = {rec["case"]: rec for rec in check(str(store), options=Options(decode=True), scheduler="sync").records}
+    assert set(decoded) == {"/c/0/0", "/c/0/1"}, decoded
+    assert "pad bits are 1-bits" in decoded["/c/0/0"]["message"] and decoded["/c/0/0"]["requirements"] == ["JPEG-FMT-01"]
+    assert "a restart marker follows the last MCU" in decoded["/c/0/1"]["message"]
+    assert check(str(store), scheduler="sync").conforms()

@@ -48,6 +48,9 @@ class Offence:
     clause: str
     text: str
     requirement: str = FMT
+    #: "process" for the frame's process, sample precision and table precision: what the spec's own rules on the
+    #: frame (JPEG-GEN-01, JPEG-ENC-04) judge already, so a check that asks those first leaves these out.
+    about: str = ""
 
     def __str__(self) -> str:
         return f"at byte {self.offset}: {self.text} (T.81 {self.clause})"
@@ -142,9 +145,9 @@ class Stream:
     #: Offences found but not listed (beyond MAX_OFFENCES).
     unlisted: int = 0
 
-    def offend(self, offset: int, clause: str, text: str, requirement: str = FMT) -> None:
+    def offend(self, offset: int, clause: str, text: str, requirement: str = FMT, about: str = "") -> None:
         if len(self.offences) < MAX_OFFENCES:
-            self.offences.append(Offence(offset, clause, text, requirement))
+            self.offences.append(Offence(offset, clause, text, requirement, about))
         else:
             self.unlisted += 1
 
@@ -272,7 +275,7 @@ def _frame(state: _State, marker: int, offset: int, p: bytes) -> None:
         stream.offend(offset, "B.2.1", "a frame header after a scan")
     if marker != 0xC0:
         stream.offend(offset, "B.2.2, Table B.2", f"frame marker SOF{marker - 0xC0} (FF {marker:02X}): the baseline "
-                      "process is SOF0", GEN)
+                      "process is SOF0", GEN, "process")
     if len(p) < 6:
         stream.offend(offset, "B.2.2", f"frame header of {len(p) + 2} bytes, too short for its fields")
         return
@@ -283,7 +286,7 @@ def _frame(state: _State, marker: int, offset: int, p: bytes) -> None:
         if len(p) < 6 + 3 * count:
             return
     if precision != 8:
-        stream.offend(offset + 4, "B.2.2, Table B.2", f"sample precision P = {precision}: baseline is 8-bit", GEN)
+        stream.offend(offset + 4, "B.2.2, Table B.2", f"sample precision P = {precision}: baseline is 8-bit", GEN, "process")
     if height == 0:
         stream.offend(offset + 5, "B.2.2, B.2.5", "frame height Y = 0: the height is left to a DNL segment, and the "
                       "frame header must record the chunk's height (JPEG-DIM-01)")
@@ -324,7 +327,7 @@ def _dqt(state: _State, offset: int, p: bytes) -> None:
             stream.offend(at, "B.2.4.1, Table B.4", f"quantization table id Tq = {tq} (ids are 0-3)")
         if pq == 1:
             stream.offend(at, "B.2.4.1", f"quantization table {tq} has 16-bit values: 8-bit samples take 8-bit tables "
-                          "(Pq = 0), as the baseline process does", GEN)
+                          "(Pq = 0), as the baseline process does", GEN, "process")
             values = np.frombuffer(p[j + 1:j + 129], dtype=">u2").astype(np.int32)
         else:
             values = np.frombuffer(p[j + 1:j + 65], dtype=np.uint8).astype(np.int32)
@@ -367,6 +370,14 @@ def _dht(state: _State, offset: int, p: bytes) -> None:
                 stream.offend(at, "C.2, Figure C.2", f"Huffman table {'AC' if tc else 'DC'} {th}: {problem}")
             state.huffman[(tc, th)] = HuffmanTable(counts, p[j + 17:j + 17 + total])
         j += 17 + total
+
+
+def listed(offences: list[Offence], shown: int = 3) -> str:
+    """The first offences in words, and how many more there are."""
+    if not offences:
+        return "no offence found"
+    more = f"; and {len(offences) - shown} more" if len(offences) > shown else ""
+    return "; ".join(str(o) for o in offences[:shown]) + more
 
 
 def code_problem(counts: tuple[int, ...]) -> str | None:
@@ -534,4 +545,4 @@ def _finish(state: _State) -> None:
 
 
 __all__ = ["FMT", "GEN", "MAX_OFFENCES", "SEQUENTIAL_HUFFMAN", "ZIGZAG", "Frame", "FrameComponent", "HuffmanTable",
-           "Offence", "Scan", "Stream", "code_problem", "read"]
+           "Offence", "Scan", "Stream", "code_problem", "listed", "read"]
