@@ -10,7 +10,8 @@ legal
     ``bicubic``: chroma interpolated by Catmull-Rom, sited as JFIF sites it (a sharper upsampler than libjpeg's);
     ``triangle``: libjpeg's "fancy" filter, 3/4 of the nearest chroma sample and 1/4 of the
     next one, edges repeated (what libjpeg-turbo's own decode does, within rounding);
-    ``float_idct``: djpeg's floating-point IDCT with triangle upsampling (djpeg, if installed).
+    ``float_idct``: djpeg's floating-point IDCT with triangle upsampling (djpeg, if installed);
+    ``truncates``: chroma repeated, T.871's equations with each result truncated, not rounded (jpeg-js).
 wrong
     ``fast_idct``: libjpeg-turbo's fast integer IDCT (documented as less accurate);
     ``limited_range``: the samples read as studio-range YCbCr (BT.601 16-235), not JFIF's full range;
@@ -191,8 +192,10 @@ def bicubic(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarr
     return _from_planes(data, config, shape, "bicubic")
 
 
-def _converted(matrix: tuple[float, float], wrap: bool = False) -> Callable[[np.ndarray], np.ndarray]:
-    """YCbCr -> RGB by the inverse of the matrix with luma weights (kr, kb); ``wrap``: modulo 256 instead of clamping."""
+def _converted(matrix: tuple[float, float], wrap: bool = False,
+               integer: Callable[[np.ndarray], np.ndarray] = np.rint) -> Callable[[np.ndarray], np.ndarray]:
+    """YCbCr -> RGB by the inverse of the matrix with luma weights (kr, kb); ``wrap``: modulo 256 instead of clamping;
+    ``integer``: how each result becomes an integer."""
     kr, kb = matrix
 
     def convert(ycc: np.ndarray) -> np.ndarray:
@@ -200,10 +203,16 @@ def _converted(matrix: tuple[float, float], wrap: bool = False) -> Callable[[np.
         r = y + (2 - 2 * kr) * (cr - 128)
         b = y + (2 - 2 * kb) * (cb - 128)
         g = (y - kr * r - kb * b) / (1 - kr - kb)
-        rgb = np.rint(np.stack([r, g, b], axis=-1))
+        rgb = integer(np.stack([r, g, b], axis=-1))
         return (rgb.astype(np.int64) % 256 if wrap else np.clip(rgb, 0, 255)).astype(np.uint8)
 
     return convert
+
+
+def truncates(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
+    """T.871 gives the conversion in real numbers: a decoder that truncates its results lies below rounding by
+    half a level on average, every sample within a level of the exact conversion."""
+    return _from_planes(data, config, shape, "repeat", convert=_converted((0.299, 0.114), integer=np.floor))
 
 
 def bt709(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndarray:
@@ -227,7 +236,8 @@ def plus_one(data: bytes, config: JpegConfig, shape: tuple[int, ...]) -> np.ndar
     return np.minimum(out.astype(np.int16) + 1, 255).astype(np.uint8)
 
 
-LEGAL: dict[str, Decode] = {"repeat": repeat, "triangle": triangle, "float_idct": float_idct, "bicubic": bicubic}
+LEGAL: dict[str, Decode] = {"repeat": repeat, "triangle": triangle, "float_idct": float_idct, "bicubic": bicubic,
+                           "truncates": truncates}
 WRONG: dict[str, Decode] = {
     "fast_idct": fast_idct,
     "limited_range": limited_range,
@@ -241,4 +251,4 @@ WRONG: dict[str, Decode] = {
 }
 
 __all__ = ["LEGAL", "WRONG", "Decode", "bicubic", "bt709", "edge_rule", "fast_idct", "float_idct", "limited_range",
-           "plus_one", "repeat", "shifted_chroma", "swapped_chroma", "triangle", "wraps", "wrong_phase"]
+           "plus_one", "repeat", "shifted_chroma", "swapped_chroma", "triangle", "truncates", "wraps", "wrong_phase"]

@@ -197,8 +197,12 @@ def _bias(got: np.ndarray, read: np.ndarray, exact: list[np.ndarray], full: list
     """The mean of (decoded - exact, rounded as the decoder rounds its output), unbiased for every legal decoder.
 
     Without conversion the decoder's samples are the exact ones rounded. With it, the RGB the exact luma and the
-    decoder's own chroma (read back from its RGB) give, rounded: so the rounding of flat colours, the same in every
-    sample, does not add up to a bias, and a level shift of luma shows in every channel.
+    decoder's own chroma (read back from its RGB) give, made integers: so the rounding of flat colours, the same in
+    every sample, does not add up to a bias, and a level shift of luma shows in every channel. T.871 gives the
+    conversion in real numbers; a decoder may round its results or truncate them (jpeg-js truncates, half a level
+    below rounding on average, every sample within a level of the exact conversion), so the bias is the smaller
+    against either. A level shift other than 128 is in the IDCT's output, so it shows on the decodes that convert
+    nothing too, where rounding is the only way.
     """
     if not convert:
         diffs = [got[..., k] - np.rint(plane) for k, plane in enumerate(exact) if full[k]]
@@ -206,8 +210,9 @@ def _bias(got: np.ndarray, read: np.ndarray, exact: list[np.ndarray], full: list
     if not full[0] or unclipped.sum() < BIAS_MIN_SAMPLES:
         return 0.0
     own = np.stack([np.rint(exact[0]), read[..., 1] - 128, read[..., 2] - 128], axis=-1)
-    rounded = np.rint(np.einsum("ij,hwj->hwi", _INVERSE, own))
-    return float((got - rounded)[unclipped].mean())
+    converted = np.einsum("ij,hwj->hwi", _INVERSE, own)
+    means = [float((got - integer(converted))[unclipped].mean()) for integer in (np.rint, np.floor)]
+    return min(means, key=abs)
 
 
 #: Samples below which a mean says nothing: one block's worth (a legal IDCT may differ by one level on a sample).
@@ -330,8 +335,12 @@ def problems(accuracy: Accuracy, convert: bool, bounds: Bounds = BOUNDS) -> list
         out.append(f"sample {name} at row {row}, column {col} lies {accuracy.component:.2f} levels from the exact "
                    f"reconstruction{read}, beyond the {component} levels T.83's decoder accuracy allows")
     if abs(accuracy.bias) > bounds.bias:
+        # The level-shift reading holds only where no sample strays far beyond the mean shift; a large mean from a
+        # few far samples (a wrong colour transform) is reported as the mean alone.
+        uniform = accuracy.component <= abs(accuracy.bias) + component
+        reading = ": every sample shifted, as by a level shift other than 128" if uniform else ""
         out.append(f"the samples lie {accuracy.bias:+.2f} levels from the exact reconstruction on average (at most "
-                   f"{bounds.bias}): every sample shifted, as by a level shift other than 128")
+                   f"{bounds.bias}){reading}")
     if accuracy.envelope > bounds.envelope:
         name, row, col = accuracy.envelope_at or ("?", 0, 0)
         out.append(f"sample {name} at row {row}, column {col} lies {accuracy.envelope:.1f} levels outside every value "

@@ -22,7 +22,7 @@ import pytest
 
 from ..judging.known_failures import KnownFailure, load_known_failures
 from .model import NO_IMPL, CaseResult, read_results
-from .outfolder import write_text
+from .outfolder import OutFolderError, write_text
 from .roots import FINDING_OUTCOMES, finding_of
 from .saved import ReportFileError
 
@@ -128,7 +128,7 @@ def main(argv: Sequence[str]) -> int:
         return 0
     try:
         write_text(args.out, text)
-    except OSError as exc:
+    except (OSError, OutFolderError) as exc:
         print(f"known-failures: cannot write {args.out}: {exc}", file=sys.stderr)
         return 2
     cases = {e["case"] for e in doc["known_failures"]}

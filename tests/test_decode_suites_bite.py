@@ -55,7 +55,7 @@ MODULE = {"RefusesUnusualIds": "wrong_adapters_corpus"}
 #: Legal decoders on every case that decodes: they must pass all of it (none of them is
 #: changed by a colour rule, so the colour-marker cases are left to the other tests).
 LEGAL_SELECT = "(reference or foreign) and not cmyk and not precision and not lossless-16bit and not jfif-app14"
-LEGAL = ["RepeatsChroma", "FloatIdct", "AtTheBounds", "BicubicChroma"]
+LEGAL = ["RepeatsChroma", "FloatIdct", "AtTheBounds", "BicubicChroma", "TruncatesConversion"]
 #: Lets the stuck decoders time out after 5 s of wall time or 0.5 s of CPU instead of the suite's bounds, for the inner
 #: run only. The inner run can get the very module object of this session's own run of the suite (pytest's importlib
 #: mode names it from its path, and finds it imported already), so the suite's bounds are put back when it ends: left

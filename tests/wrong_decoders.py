@@ -253,6 +253,12 @@ class BicubicChroma(_FromFaults):
     name, fault = "legal-bicubic-chroma", "bicubic"
 
 
+class TruncatesConversion(_FromFaults):
+    """Legal: repeats chroma and truncates the results of T.871's conversion instead of rounding them (jpeg-js)."""
+
+    name, fault = "legal-truncates-conversion", "truncates"
+
+
 class App14BeforeFrameOnly(_DecodeOnly):
     """Reads the APP14 marker only where it stands before the frame header: one after it is missed, RGB taken for YCbCr."""
 
