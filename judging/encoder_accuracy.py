@@ -257,41 +257,75 @@ def _solver(mask: bytes, table: bytes) -> tuple[np.ndarray, np.ndarray]:
     return free, np.linalg.solve(weighted.T @ weighted, weighted.T)
 
 
-#: Levels within which a sample at the end of the range counts as there (the rounding of converted samples), and
-#: how far short of it a value an encoder chose instead may fall.
+#: Levels within which a sample at the end of the range counts as there (the rounding of converted samples).
 SATURATED = 0.5
 
 
 def _exact(plane: np.ndarray, masks: np.ndarray, judged: np.ndarray, dequantized: np.ndarray,
-           table: np.ndarray, ends: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(exact coefficients in steps of every judged block of ``plane``, free samples fitted (:func:`_fit`); blocks whose
-    fit breaks ``ends``).
-
-    ``ends`` (rows, cols, 64: +1 at a sample at 255, -1 at 0, else 0) frees those samples too, one way: a decoder
-    clamps to 0-255, so an encoder may store any value past the end there (mozjpeg's overshoot deringing does); a
-    block whose fitted value falls short of the end is not explained so.
-    """
+           table: np.ndarray) -> np.ndarray:
+    """The exact coefficients in steps of every judged block of ``plane``, its free samples fitted (:func:`_fit`)."""
     rows, cols = masks.shape[:2]
-    padded = np.zeros((rows * 8, cols * 8))
-    h, w = min(plane.shape[0], rows * 8), min(plane.shape[1], cols * 8)
-    padded[:h, :w] = plane[:h, :w]
-    samples = dct.to_blocks(padded - dct.LEVEL_SHIFT, rows, cols).reshape(rows, cols, 64)
+    samples = _level_shifted_blocks(plane, rows, cols)
     exact = np.zeros((rows, cols, 64))
-    broken = np.zeros((rows, cols), bool)
-    fitted_masks = masks if ends is None else masks & (ends == 0)
-    flat = fitted_masks[judged]
+    flat = masks[judged]
     keys, inverse = np.unique(np.packbits(flat, axis=1), axis=0, return_inverse=True)
     where = np.argwhere(judged)
     for group in range(len(keys)):
         rr, cc = where[inverse.reshape(-1) == group].T
-        mask = fitted_masks[rr[0], cc[0]]
-        exact[rr, cc], values = _fit(samples[rr, cc], mask, dequantized[rr, cc], table)
-        if ends is not None and values.size:
-            side = ends[rr, cc][:, ~mask]
-            high = (side > 0) & (values < 255 - dct.LEVEL_SHIFT - SATURATED)
-            low = (side < 0) & (values > 0 - dct.LEVEL_SHIFT + SATURATED)
-            broken[rr, cc] = (high | low).any(axis=1)
-    return exact, broken
+        exact[rr, cc], _ = _fit(samples[rr, cc], masks[rr[0], cc[0]], dequantized[rr, cc], table)
+    return exact
+
+
+def _level_shifted_blocks(plane: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """(rows, cols, 64) level-shifted samples of ``plane``, zero past its end."""
+    padded = np.zeros((rows * 8, cols * 8))
+    h, w = min(plane.shape[0], rows * 8), min(plane.shape[1], cols * 8)
+    padded[:h, :w] = plane[:h, :w]
+    return dct.to_blocks(padded - dct.LEVEL_SHIFT, rows, cols).reshape(rows, cols, 64)
+
+
+def _exact_past_the_end(plane: np.ndarray, masks: np.ndarray, touched: np.ndarray, dequantized: np.ndarray,
+                        table: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The exact coefficients in steps of the ``touched`` blocks, with the samples at an end of the range
+    (``ends``: +1 at 255) free past it: a decoder clamps to 0-255, so an encoder may store any value beyond
+    the end there (mozjpeg's overshoot deringing does).
+
+    The free values are a witness: fitted by least squares to the stream's coefficients, those that fall
+    short of the end pinned at it and the rest fitted again. The witness is an input a legal encoder may
+    have been given, so a block that fits it is legal; the fit need not be the best one (a block it misses
+    is judged by the other ways too)."""
+    rows, cols = masks.shape[:2]
+    samples = _level_shifted_blocks(plane, rows, cols)
+    end_value = 255 - dct.LEVEL_SHIFT
+    # First every block at once (blocks with the same free samples share one solve); then, one by one, the
+    # blocks where a free value fell short of its end.
+    fitted_masks = masks & (ends == 0)
+    exact = _exact(plane, fitted_masks, touched, dequantized, table)
+    for r, c in np.argwhere(touched):
+        free = ~fitted_masks[r, c]
+        values = samples[r, c].copy()
+        values[free] = _free_values(exact[r, c], free, table)
+        side = ends[r, c]
+        pinned = False
+        for _ in range(4):  # each round pins the samples that fell short of their end; a few suffice
+            short = free & (((side > 0) & (values < end_value)) | ((side < 0) & (values > -dct.LEVEL_SHIFT)))
+            if not short.any():
+                break
+            pinned = True
+            values[short & (side > 0)] = end_value
+            values[short & (side < 0)] = -dct.LEVEL_SHIFT
+            free &= ~short
+            known = _D[:, ~free] @ values[~free]
+            values[free] = np.linalg.lstsq(_D[:, free] / table[:, None], (dequantized[r, c] - known) / table,
+                                           rcond=None)[0]
+        if pinned:
+            exact[r, c] = (_D @ values) / table
+    return exact
+
+
+def _free_values(exact: np.ndarray, free: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """The free samples' values a fit chose, read back from its exact coefficients (in steps): the DCT is orthonormal."""
+    return (_D.T @ (exact * table))[free]
 
 
 def _worst(excess: np.ndarray, judged: np.ndarray, got: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -329,23 +363,22 @@ def judge_component(quantized: np.ndarray, table: np.ndarray, reference: Referen
     for index, (_, plane) in enumerate(reference.candidates):
         ways = [_exact(plane, masks, judged, dequantized, flat_table)]
         if judged.any():  # how far, in levels of coefficient energy, the stream lies from this candidate's exact DCT
-            residual = min(residual, float((((got - ways[0][0]) * flat_table)[judged] ** 2).mean()))
+            residual = min(residual, float((((got - ways[0]) * flat_table)[judged] ** 2).mean()))
         if index == 0:
             whole = masks.all(axis=2)
             if whole.any():
-                bias = float((dequantized[whole, 0] - ways[0][0][whole, 0] * flat_table[0]).mean()) / 8
+                bias = float((dequantized[whole, 0] - ways[0][whole, 0] * flat_table[0]).mean()) / 8
         ends = _ends(plane, masks)
-        if ends.any():
-            touched: np.ndarray = np.asarray(judged & ends.any(axis=2))
-            ways.append(_exact(plane, masks, touched, dequantized, flat_table, ends))
-        for exact, broken in ways:
+        touched: np.ndarray = np.asarray(judged & ends.any(axis=2))
+        if touched.any():
+            ways.append(_exact_past_the_end(plane, masks, touched, dequantized, flat_table, ends))
+        for way, exact in enumerate(ways):
             for tier, slack in (("must", slack_must), ("t83", slack_t83)):
                 lo, hi = _intervals(exact, slack, bounds.steps)
                 excess = np.maximum(np.maximum(lo - got, got - hi), 0)
-                per_block, miss = _worst(excess, judged, got, lo, hi, reference.name)
-                per_block = np.where(broken, np.inf, per_block)
-                if len(ways) > 1 and exact is ways[1][0]:
-                    per_block = np.where(judged & ends.any(axis=2), per_block, np.inf)
+                per_block, miss = _worst(excess, touched if way else judged, got, lo, hi, reference.name)
+                if way:  # the witness past the end speaks only for the blocks it was fitted to
+                    per_block = np.where(touched, per_block, np.inf)
                 if miss is not None and (worst[tier] is None or np.sum(per_block > 0) < np.sum(best[tier] > 0)):
                     worst[tier] = miss
                 best[tier] = np.minimum(best[tier], per_block)

@@ -67,6 +67,12 @@ class Options:
     separate_cr_table: bool = False
     #: Samples at 255 stored as this much more (mozjpeg's overshoot deringing: a decoder clamps them back).
     overshoot: int = 0
+    #: The samples raised so: those at this value or above (255: at the end of the range alone, as mozjpeg; lower
+    #: raises samples a decoder does not clamp back, which changes the image).
+    overshoot_from: int = 255
+    #: Each raised sample raised by its own amount up to ``overshoot`` (mozjpeg's follows a curve along each run of
+    #: samples at 255: some are raised by little), not all by the same.
+    overshoot_varies: bool = False
     #: RGB -> YCbCr modulo 256 instead of clamped (a converter that wraps pure blue's Cb of 255.5 to 0).
     wrap: bool = False
 
@@ -236,10 +242,13 @@ class Writer:
         """Samples at 255 raised by up to ``overshoot``, each block's mean kept at most 255 (as mozjpeg limits it)."""
         rows, cols = plane.shape[0] // 8, plane.shape[1] // 8
         blocks = plane.reshape(rows, 8, cols, 8).swapaxes(1, 2).reshape(rows, cols, 64).copy()
-        at_max = blocks >= 255
+        at_max = blocks >= self.o.overshoot_from
         count = at_max.sum(axis=2, keepdims=True)
         room = (255 - blocks.mean(axis=2, keepdims=True)) * 64 / np.maximum(count, 1)
-        blocks = np.where(at_max, 255 + np.minimum(self.o.overshoot, np.floor(room)), blocks)
+        raise_by = np.minimum(self.o.overshoot, np.floor(room))
+        if self.o.overshoot_varies:
+            raise_by = np.floor(raise_by * np.random.default_rng(0).random(blocks.shape))
+        blocks = np.where(at_max, 255 + raise_by, blocks)
         return blocks.reshape(rows, cols, 8, 8).swapaxes(1, 2).reshape(plane.shape)
 
     # -- coefficients

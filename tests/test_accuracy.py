@@ -53,6 +53,20 @@ def test_a_legal_encoder_misses_no_block(mode: str, options: dict[str, object]) 
     assert _misses(*_stream(mode, shape=(37, 53), **options)) == (0, 0)
 
 
+@pytest.mark.parametrize("mode", ["gray", "rgb", "ycbcr-420"])
+@pytest.mark.parametrize("quality", [50, 90])
+def test_deringing_saturated_samples_is_legal_under_coarse_tables(mode: str, quality: int) -> None:
+    """mozjpeg raises the samples at 255 of a block by up to 31 (a decoder clamps them back); under q50's steps the
+    stream's coefficients are explained by values past 255 only after those short of it are pinned at the end."""
+    assert _misses(*_stream(mode, quality, (64, 96), "fluorescence", overshoot=31, overshoot_varies=True)) == (0, 0)
+
+
+@pytest.mark.parametrize("mode", ["gray", "rgb"])
+def test_raising_samples_below_the_end_is_not_deringing(mode: str) -> None:
+    """The same raise given to every sample from 200 up changes what a decoder shows: no witness past 255 explains it."""
+    assert _misses(*_stream(mode, 90, (64, 96), "fluorescence", overshoot=31, overshoot_from=200))[0] > 0
+
+
 @pytest.mark.parametrize(("options", "mode", "cause"), [
     ({"level_shift": 127}, "gray", "level-shifted by 127"),
     ({"matrix": "bt709"}, "ycbcr-444", "BT.709"),
