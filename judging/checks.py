@@ -127,6 +127,14 @@ def judge_refusal(judge: Any, support: Support, stage: str, what: str, got: Atte
     judge.require(False, requirement, f"{what} refused: {raised(got)}" + (f"; {why}" if why else ""), cause=cause)
 
 
+def no_equivalent(got: Attempt[Any]) -> bool:
+    """Whether a refusal is the adapter's, not the codec's: the adapter of a codec with a configuration of its own found
+    no exact equivalent of the spec's codec object (``adapters.zarr_codecs.NoEquivalent``, in process or named by a
+    harness's reply), so the codec was never asked."""
+    exc = got.rejection
+    return exc is not None and "NoEquivalent" in (type(exc).__name__, getattr(exc, "exception", None))
+
+
 def judge_error(judge: Any, what: str, got: Attempt[Any]) -> None:
     """Record an exception that is not a rejection as the implementation's error.
 
@@ -292,4 +300,4 @@ class Calls:
 
 
 __all__ = ["Calls", "Feature", "Support", "case_params", "constant_note", "judge_error",
-           "judge_refusal", "level_mark", "owned", "raised", "squeezed_frame", "support_of"]
+           "judge_refusal", "level_mark", "no_equivalent", "owned", "raised", "squeezed_frame", "support_of"]

@@ -42,7 +42,7 @@ def findings_text(results: Sequence[CaseResult]) -> str:
             out.append(f"  {n}. {f.label} {f.level}{_known_mark(f.cases, cases)}: {len(f.cases)} case(s), blocks {f.blocked}: {shown}")
             # Unwrapped: a CI log wraps for its reader, and a message keeps its own line breaks.
             extra = [f"cause: {f.cause_text}" if f.outcome != "blocked" else "",
-                     f"also breaks: {', '.join(f.consequences)}" if f.consequences else "", f.latent_text()]
+                     f"also breaks: {', '.join(f.consequences)}" if f.consequences else "", f.latent_text(), f.given_text()]
             out.extend(textwrap.indent(text, "      ") for text in (f.text, *extra, f.message) if text)
     return "\n".join(out)
 

@@ -14,6 +14,7 @@ case are counted under the finding of that case, and what they would show once i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ class CaseResultLike(Protocol):
     def cause(self) -> Mapping[str, str] | None: ...
     @property
     def latent(self) -> Mapping[str, Any] | None: ...
+    @property
+    def given(self) -> Sequence[Mapping[str, Any]]: ...
 
     def charged(self) -> list[str]: ...
 
@@ -70,6 +73,9 @@ class RootFinding:
     consequences: list[str] = field(default_factory=list)
     #: Blocked cases that show another deviation once this one is fixed: (case, requirement, words).
     latent: list[tuple[str, str, str]] = field(default_factory=list)
+    #: What the codec was given for the codec objects of its first case, where the row's adapter maps them to the codec's
+    #: own configuration (each: codec, given, and no_equivalent where it had none).
+    given: list[Mapping[str, Any]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -84,6 +90,11 @@ class RootFinding:
         if self.outcome == "fail":
             return f"cause not named: the cases are grouped by the rule they break ({self.requirement})"
         return "cause not named: the cases are grouped by the stage and the exception" if self.outcome != "blocked" else ""
+
+    def given_text(self) -> str:
+        """'the codec was given {...} for {...}' where the row's adapter maps codec objects ('' where it does not)."""
+        parts = [f"{json.dumps(g.get('given'))} for {json.dumps(g.get('codec'))}" for g in self.given[:2]]
+        return f"the codec was given {'; '.join(parts)}" if parts else ""
 
     def latent_text(self) -> str:
         """'latent: shown once JPEG-SUB-05 is fixed: JPEG-Q-01 (config.quality.zero: ...); ...' ('' without any)."""
@@ -131,7 +142,8 @@ def root_findings(cases: Mapping[str, CaseResultLike]) -> list[RootFinding]:
             req = requirements().get(rule) if outcome == "fail" else None
             finding = found[key] = RootFinding(
                 requirement=rule, outcome=outcome, level=req.level if req else r.level, text=req.text if req else "",
-                message=r.summary(300), cause=str(cause.get("words", "")), cause_id=str(cause.get("id", "")))
+                message=r.summary(300), cause=str(cause.get("words", "")), cause_id=str(cause.get("id", "")),
+                given=[dict(g) for g in r.given])
         if r.case not in finding.cases:
             finding.cases.append(r.case)
         if outcome == "fail" and charged != finding.requirement and charged not in finding.consequences:

@@ -196,6 +196,7 @@ def cause_cell(f: RootFinding) -> str:
         parts.append(f"also breaks: {', '.join(f.consequences)}")
     if f.latent:
         parts.append(f.latent_text())
+    parts.append(f.given_text())
     return "; ".join(p for p in parts if p)
 
 
