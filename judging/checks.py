@@ -34,6 +34,7 @@ from ..core.config import JpegConfig, parse_codec
 from . import roots
 from .encoder_accuracy import layout_cause
 from .read_back import check_samples
+from .t81.reading import reading
 from .verdict import Attempt, Cause, Diagnosis, Outcome, attempt
 from .written import check_written
 
@@ -171,6 +172,12 @@ def constant_note(got: np.ndarray, expected: np.ndarray) -> str:
     return ""
 
 
+def frame_sides(data: object) -> tuple[int, int] | None:
+    """(height, width) a written stream's frame header records, None where it has none."""
+    frame = reading(bytes(data)).stream.frame if isinstance(data, bytes | bytearray | memoryview) else None
+    return (frame.height, frame.width) if frame is not None else None
+
+
 def squeezed_frame(data: object, shape: Sequence[int]) -> bool:
     """Whether a stream written for a chunk of ``shape`` is the image the chunk makes once its length-1 axes are
     dropped (and what is left made at least 2-D: a row, or a column where the last axis was 1), where that is not the
@@ -244,6 +251,8 @@ class Calls:
         cause = layout_cause(data, self.config, chunk)
         if cause is not None:
             return cause
+        if chunk.ndim >= 2 and chunk.shape[0] != chunk.shape[1] and frame_sides(data) == (chunk.shape[1], chunk.shape[0]):
+            return roots.SWAPPED_AXES  # the frame records the chunk's sides the other way round
         return roots.SQUEEZE if squeezed_frame(data, chunk.shape) and roots.squeezes(
             self.impl.encode, self.parse(), tuple(chunk.shape[2:])) else None
 
@@ -300,4 +309,4 @@ class Calls:
 
 
 __all__ = ["Calls", "Feature", "Support", "case_params", "constant_note", "judge_error",
-           "judge_refusal", "level_mark", "no_equivalent", "owned", "raised", "squeezed_frame", "support_of"]
+           "judge_refusal", "level_mark", "no_equivalent", "owned", "raised", "frame_sides", "squeezed_frame", "support_of"]

@@ -148,8 +148,10 @@ WRONG_BEYOND = 3
 def _explains(got: np.ndarray, expected: np.ndarray, candidates: list[tuple[str, Callable[[], np.ndarray]]]) -> str | None:
     if got.shape != expected.shape or not got.size:
         return None
+    if not got.any() and int(expected.max()) > WRONG_BEYOND:
+        return "all-zero"
     if got.min() == got.max() and expected.min() != expected.max():
-        return "all-zero" if int(got.flat[0]) == 0 else "constant"
+        return "constant"
     wrong = np.abs(got.astype(np.int16) - expected.astype(np.int16)) > WRONG_BEYOND
     where = wrong if wrong.any() else np.ones(got.shape, bool)
     off = _mean_abs(got[where], expected[where])
@@ -210,16 +212,30 @@ def diagnose_decode(got: np.ndarray, expected: np.ndarray, stored: str | None, d
                            ("bt2020", lambda: exact(lambda ycc: _inverse(ycc, (0.2627, 0.0593)))),
                            ("wraps", lambda: exact(lambda ycc: _inverse(ycc, (0.299, 0.114), wrap=True))),
                            ("chroma-swapped", lambda: exact(lambda ycc: _inverse(ycc[..., [0, 2, 1]], (0.299, 0.114))))]
-    candidates.append(("level-shift", lambda: _shifted(got, expected)))
+    if _varies(expected):  # a shift of a flat image looks like any wrong value: no evidence for it
+        candidates.append(("level-shift", lambda: _shifted(got, expected)))
     return _explains(got, expected, candidates + _geometry(expected))
+
+
+def _varies(image: np.ndarray) -> bool:
+    """Whether some channel of ``image`` holds samples more than :data:`WRONG_BEYOND` levels apart."""
+    if image.ndim < 2 or not image.size:
+        return False
+    flat = image.reshape(image.shape[0] * image.shape[1], -1).astype(np.int16)
+    return bool((np.ptp(flat, axis=0) > WRONG_BEYOND).any())
 
 
 def _shifted(got: np.ndarray, expected: np.ndarray) -> np.ndarray:
     """``expected`` moved by the decode's mean offset from it, clamped: a decoder whose level shift is not 128 moves every
     sample by the same amount. An offset within :data:`WRONG_BEYOND` levels is none (legal decoders differ by as much):
-    the expected decode itself."""
-    offset = int(np.rint(float(got.astype(np.float64).mean() - expected.astype(np.float64).mean())))
-    return np.clip(expected.astype(np.int16) + (offset if abs(offset) > WRONG_BEYOND else 0), 0, 255).astype(np.uint8)
+    the expected decode itself, as it is where the samples move by different amounts (beyond :data:`WRONG_BEYOND`
+    levels of spread, away from the clamped ends): that is another image, not a shifted one."""
+    difference = got.astype(np.float64) - expected.astype(np.float64)
+    offset = int(np.rint(float(difference.mean())))
+    inside = (got > 0) & (got < 255)
+    if abs(offset) <= WRONG_BEYOND or not inside.any() or float(difference[inside].std()) > WRONG_BEYOND:
+        return expected
+    return np.clip(expected.astype(np.int16) + offset, 0, 255).astype(np.uint8)
 
 
 def diagnose_encode(got: np.ndarray, chunk: np.ndarray, encoded: str, decoded: str,

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..core.config import JpegConfig
-from .roots import default_taken_wrong
+from .roots import SWAPPED_AXES_WORDS, default_taken_wrong
 from .t81 import dct
 from .t81.entropy import Coefficients
 from .t81.reading import reading
@@ -434,12 +434,15 @@ def layout_cause(data: bytes, config: JpegConfig, chunk: np.ndarray) -> Cause | 
     frame = coefficients.frame
     if (frame.height, frame.width) != chunk.shape[:2] or len(frame.components) != 3:
         return None
-    blocks = None
+    right = samples_of(config, chunk)
+    as_written = judge_coefficients(coefficients, right)
+    if _misses(as_written) <= 0.02 * sum(r.blocks for r in as_written):
+        return None  # the chunk as it is explains the stream: a fault of layout would explain nothing more
     for cause, samples in ((PLANAR_READ, lambda: samples_of(config, planar_image(chunk))),
-                           (CHROMA_NOT_SUBSAMPLED, lambda: _first_samples(samples_of(config, chunk), frame))):
+                           (CHROMA_NOT_SUBSAMPLED, lambda: _first_samples(right, frame))):
         candidate = samples()
-        if candidate is None:
-            continue
+        if candidate is None or (candidate.given is None and np.array_equal(candidate.planes, right.planes)):
+            continue  # the same samples either way (a 1x1 chunk read as planes): no evidence for the fault
         results = judge_coefficients(coefficients, candidate)
         blocks = sum(r.blocks for r in results)
         if blocks and _misses(results) <= 0.02 * blocks:
@@ -499,7 +502,7 @@ def _hypotheses(config: JpegConfig, chunk: np.ndarray, samples: Samples, coeffic
                           "255.5 (pure blue, pure red) wraps to 0"),
                    Samples(np.floor(rgb_to_ycbcr_exact(image) + 0.5) % 256, names, 0.0), None)
     if planes.shape[0] == planes.shape[1] and planes.shape[0] > 1:
-        yield (_cause("transposed", "JPEG-DIM-01", "height and width swapped: the chunk written transposed"),
+        yield (_cause("swapped-axes", "JPEG-DIM-01", SWAPPED_AXES_WORDS),
                Samples(np.ascontiguousarray(planes.swapaxes(0, 1)), names, rounding), None)
     natural = [t.reshape(64)[ZIGZAG].reshape(8, 8) for t in coefficients.tables]
     yield (_cause("natural-order-tables", "JPEG-FMT-01", "quantization tables written in natural (row-major) order "

@@ -26,6 +26,11 @@ import numpy as np
 from ..corpus.cases import chunk_case_for, config_case_for
 from .verdict import Attempt, Cause, Diagnosis, Outcome, attempt
 
+#: An encoder's defect when it writes chunks transposed (``encoder_accuracy``) or refuses them for their sides
+#: (:func:`encode_diagnosis`): one misreading of the axes, so one cause for both.
+SWAPPED_AXES_WORDS = ("takes the chunk's first axis for the width: it writes square chunks transposed and refuses "
+                      "others whose sides do not fit that reading")
+
 
 def key(stage: str, implementation: str, codec: Any) -> tuple[str, ...]:
     """The identity of a precondition: a stage of one implementation under one codec object."""
@@ -181,6 +186,8 @@ LARGE_SIDE = 4096
 
 #: Encoders and decoders that drop every length-1 axis of a chunk (imagecodecs' ``_squeeze_shape``), found by
 #: :func:`squeezes`: the rule it breaks first is that the spatial axes are H and W.
+#: An encoder that takes the chunk's first axis for the width (:data:`SWAPPED_AXES_WORDS`).
+SWAPPED_AXES = Cause("encode", "swapped-axes", "JPEG-DIM-01", SWAPPED_AXES_WORDS)
 SQUEEZE = Cause("encode", "squeezes-length-1-axes", "JPEG-DIM-01",
                 "drops every length-1 axis of the chunk before encoding (and makes what is left at least 2-D): a 1xW or "
                 "Hx1 image loses an axis, and (1, H, W) or (H, 1, W, 3) chunks, which the spec rejects, pass as images")
@@ -242,11 +249,17 @@ def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: obj
     if chunk.ndim < 2:
         return None
     height, width = chunk.shape[:2]
+    if max(height, width) > LARGE_SIDE:
+        # First: an encoder with a cap on one side also takes the chunk with its sides swapped.
+        def accepts(h: int, w: int) -> bool:
+            return attempt(encode, parsed, np.full((h, w, *chunk.shape[2:]), 128, dtype=chunk.dtype)).ok
+        capped = _cap_probe(accepts, height, width, "encode")
+        if capped is not None:
+            return capped
     if height != width and attempt(encode, parsed, np.ascontiguousarray(chunk.swapaxes(0, 1))).ok:
         return Diagnosis("JPEG-DIM-01", f"it encodes the same chunk with height and width swapped ({width}x{height}) but "
                                         f"refuses this {height}x{width} one: the spatial axes are (H, W)",
-                         Cause("encode", "swapped-axes", "JPEG-DIM-01", "takes the chunk's first axis for the width: it "
-                               "refuses chunks whose sides do not fit that reading"))
+                         SWAPPED_AXES)
     if chunk.ndim == 3 and chunk.shape[2] == 1 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., 0])).ok:
         return Diagnosis("JPEG-SHP-03", "it encodes the same samples as an (H, W) chunk but refuses them as (H, W, 1), "
                                         "which is grayscale too",
@@ -256,9 +269,7 @@ def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: obj
                                         "which is grayscale too",
                          Cause("encode", "refuses-hw", "JPEG-SHP-02", "refuses (H, W) chunks, which are grayscale"))
     if max(height, width) > LARGE_SIDE:
-        def accepts(h: int, w: int) -> bool:
-            return attempt(encode, parsed, np.full((h, w, *chunk.shape[2:]), 128, dtype=chunk.dtype)).ok
-        return _cap_probe(accepts, height, width, "encode")
+        return None
     if 1 in (height, width) and squeezes(encode, parsed, tuple(chunk.shape[2:])):
         return Diagnosis(SQUEEZE.requirement, f"it encodes an (8, 1, 16{''.join(f', {n}' for n in chunk.shape[2:])}) chunk "
                                               f"as an 8x16 image, so it refuses this {height}x{width} chunk for what is "
@@ -311,26 +322,36 @@ def decode_diagnosis(decode: Callable[[object, bytes, tuple[int, ...]], object],
     shape = tuple(int(n) for n in shape)
     if len(shape) < 2:
         return None
+    capped = _decode_cap(decode, parsed, shape, codec) if codec is not None and max(shape[:2]) > LARGE_SIDE else None
+    if capped is not None:  # first: a decoder with a cap on one side may decode the stream into the swapped shape
+        return capped
     swapped = (shape[1], shape[0], *shape[2:])
     if shape[0] != shape[1] and attempt(decode, parsed, bytes(data), swapped).ok:
         return Diagnosis("JPEG-DIM-01", f"it decodes the same stream into {list(swapped)}, the chunk shape {list(shape)} "
                                         "with height and width swapped: the spatial axes are (H, W)",
                          Cause("decode", "swapped-axes", "JPEG-DIM-01", "takes the chunk's first axis for the width: it "
                                "refuses streams whose sides do not fit that reading"))
-    planar = _planar_refusal(data, refusal)
-    if planar is not None or codec is None or max(shape[:2]) <= LARGE_SIDE:
-        return planar
+    return _planar_refusal(data, refusal)
+
+
+def _decode_cap(decode: Callable[[object, bytes, tuple[int, ...]], object], parsed: object, shape: tuple[int, ...],
+                codec: Mapping[str, Any]) -> Diagnosis | None:
+    """A size cap of a decoder (:func:`_cap_probe`), asked with streams of ``codec`` this project writes."""
     from ..backends import BackendUnavailable, load_backend
 
-    try:
-        writer = load_backend("turbojpeg")
-        config = writer.parse(codec)
-    except (BackendUnavailable, ValueError, TypeError):
+    for name in ("turbojpeg", "imagecodecs"):  # the strict backend first; imagecodecs writes YCbCr passthrough too
+        try:
+            writer = load_backend(name)
+            config = writer.parse(codec)
+            break
+        except (BackendUnavailable, ValueError, TypeError):
+            continue
+    else:
         return None
 
     def accepts(h: int, w: int) -> bool:
         chunk = np.full((h, w, *shape[2:]), 128, dtype=np.uint8)
-        chunk[..., : min(w, 8)] = 0  # not flat: an image every decoder has to decode
+        chunk[:, : min(w, 8)] = 0  # not flat: an image every decoder has to decode
         try:
             stream = writer.encode(config, chunk)
         except (ValueError, TypeError) as exc:  # a side this project's writer cannot write: nothing to ask with
@@ -451,7 +472,8 @@ def judge_twin(judge: Any, twin: Any, accepted: Callable[[], Attempt[Any]], impl
     judge.block(twin.id, why)
 
 
-__all__ = ["LARGE_SIDE", "PARSE_PROBES", "DEFAULT_TAKEN_WRONG", "FOLLOWS_CONFIGURATION", "SQUEEZE", "block_or_root", "chunk_form",
-           "decode_diagnosis", "decoded_with_defaults", "default_cure", "default_taken_wrong", "defaults_written",
-           "encode_diagnosis", "judge_twin", "key", "latent", "own_chunk_case", "own_parse_case", "parse_diagnosis",
-           "parse_probe", "squeezes", "written_with_defaults"]
+__all__ = ["LARGE_SIDE", "PARSE_PROBES", "DEFAULT_TAKEN_WRONG", "FOLLOWS_CONFIGURATION", "SQUEEZE", "block_or_root",
+           "chunk_form", "SWAPPED_AXES", "SWAPPED_AXES_WORDS", "decode_diagnosis", "decoded_with_defaults",
+           "default_cure", "default_taken_wrong", "defaults_written", "encode_diagnosis", "judge_twin", "key",
+           "latent", "own_chunk_case", "own_parse_case", "parse_diagnosis", "parse_probe", "squeezes",
+           "written_with_defaults"]

@@ -1,9 +1,10 @@
 """A reproducer per finding: the files and the one command a codec's author needs, without this report.
 
 ``python -m zarr_jpeg_conformance.report repro RESULTS.jsonl [FINDING ...] --out DIR`` writes, for
-each root finding of each implementation in RESULTS (or only those named: the number ``report
-findings`` and the matrix print, the cause's id such as ``encode.planar-read``, or the rule),
-a folder ``DIR/<row>/<NN>-<rule>-<cause>/`` (the matrix links to it as ``repro/<row>/...``):
+each root finding of each implementation in RESULTS (or only those named: the number
+``report.findings`` and the matrix print, the cause's id such as ``encode.planar-read``, or the
+rule), a folder ``DIR/<row>/<NN>-<rule>-<cause>/``. ``repro REPORT_FOLDER`` does it for every row
+of a report, into ``REPORT_FOLDER/repro/``, where the matrix's findings link to:
 
 - ``ISSUE.md``: an upstream report in the codec's terms: what, expected, got, the spec's words,
   the cause, the files, the commands;
@@ -420,11 +421,22 @@ def write_finding(out: Path, row: str, spec: str, versions: Mapping[str, str], n
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.report repro",
                                      description="Write a reproducer folder per root finding of a results file.")
-    parser.add_argument("results", type=Path, help="a results file (results/<row>.jsonl of a report folder, or pytest --results)")
+    parser.add_argument("results", type=Path, help="a results file (results/<row>.jsonl of a report folder, or pytest "
+                                                    "--results), or a report folder: every row of it")
     parser.add_argument("finding", nargs="*", help="findings to write (number, cause id, rule); default: every one")
-    parser.add_argument("--out", type=Path, required=True, help="folder to write <row>/<finding>/ into")
+    parser.add_argument("--out", type=Path, help="folder to write <row>/<finding>/ into (default for a report folder: its "
+                                                 "repro/, where the matrix links to)")
     parser.add_argument("--impl", metavar="SPEC", help="the implementation's --impl spec (default: the report folder's)")
     args = parser.parse_args(argv)
+    if args.results.is_dir():
+        files = sorted(p for p in (args.results / "results").glob("*.jsonl") if (p.parent / f"{p.stem}.meta.json").is_file())
+        if not files:
+            print(f"{args.results}: no results/<row>.jsonl of a report", file=sys.stderr)
+            return 2
+        out = args.out or args.results / "repro"
+        return max(main([str(f), *args.finding, "--out", str(out), *(["--impl", args.impl] if args.impl else [])]) for f in files)
+    if args.out is None:
+        parser.error("give --out DIR (only a report folder has a default, its repro/)")
     if not args.results.is_file():
         print(f"{args.results}: no results file", file=sys.stderr)
         return 2
@@ -441,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         chosen = selected(row_findings, args.finding)
         if args.finding and not chosen:
-            print(f"{row}: no finding {', '.join(args.finding)} (report findings lists them, numbered)", file=sys.stderr)
+            print(f"{row}: no finding {', '.join(args.finding)} (report.findings lists them, numbered)", file=sys.stderr)
             return 2
         for number, finding in chosen:
             folder, said = write_finding(args.out, row, spec, rows.versions.get(row, {}), number, finding, rows.cases[row],
@@ -449,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{row} #{number} {finding.label}: {folder} ({said})")
             wrote += 1
     if not wrote:
-        print("no finding to reproduce in these results")
+        print(f"{args.results}: no finding to reproduce")
     return 0
 
 

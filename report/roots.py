@@ -4,7 +4,8 @@ A row's root findings are its failing cases (fail, error, crash, timeout) groupe
 cause: the defect the suites' diagnosis named (``cause`` in the results line: the same stage
 and the same fault signature, e.g. ``encode.planar-read``). Such a finding is cited under the
 rule the defect breaks (the cause's), and the other rules its cases were charged to are listed
-as its consequences. Where no diagnosis named the cause, the grouping falls back to the rule
+as its consequences. Failing cases without a named cause join the row's one cause that breaks
+their rule, where it has exactly one. Otherwise, where no diagnosis named the cause, the grouping falls back to the rule
 each failure is charged to: the requirement its first broken MUST cites (``finding``), or for an
 error, crash or timeout the outcome with the stage and the exception's type (else the case's own
 first requirement); such a finding says that its cause is not named. Cases ``blocked`` by a root
@@ -76,6 +77,9 @@ class RootFinding:
     #: What the codec was given for the codec objects of its first case, where the row's adapter maps them to the codec's
     #: own configuration (each: codec, given, and no_equivalent where it had none).
     given: list[Mapping[str, Any]] = field(default_factory=list)
+    #: Of its cases, those whose own diagnosis named no cause (folded in: they break the cause's rule, and no other
+    #: cause of the row does).
+    unnamed: int = 0
 
     @property
     def label(self) -> str:
@@ -85,6 +89,9 @@ class RootFinding:
     @property
     def cause_text(self) -> str:
         """The cause as a table or a log shows it: its words, or that it is not named."""
+        if self.cause and self.unnamed:
+            return (f"{self.cause} (named on {len(self.cases) - self.unnamed} of its {len(self.cases)} cases; the other "
+                    f"{self.unnamed} break the same rule, and no other cause of this implementation does)")
         if self.cause:
             return self.cause
         if self.outcome == "fail":
@@ -115,14 +122,37 @@ def finding_of(r: CaseResultLike) -> tuple[str, str] | None:
 
 
 def _key(r: CaseResultLike) -> tuple[str, str] | None:
-    """What a failing case is grouped by: ("cause", its cause's id) where one is named, else :func:`finding_of`."""
+    """What a failing case is grouped by: ("cause", its rule and words) where one is named, else :func:`finding_of`."""
     charged = finding_of(r)
     if charged is None:
         return None
     cause = r.cause
     if charged[0] == "fail" and isinstance(cause, Mapping) and cause.get("id") and cause.get("requirement"):
-        return "cause", str(cause["id"])
+        # The words, not the stage: one defect that shows at encode and at decode (a default taken wrong when the
+        # configuration is read) says the same words at both, and two defects of one stage say different ones.
+        return "cause", f"{cause['requirement']}: {cause.get('words') or cause['id']}"
     return charged
+
+
+def _fold_unnamed(found: dict[tuple[str, str], RootFinding], by_case: dict[str, tuple[str, str]]) -> None:
+    """Failing cases whose diagnosis named no cause join the one named cause that breaks the same rule, where the row
+    has exactly one: a diagnosis that fits some cases of a defect and not others (a stream too small to tell, a
+    refusal) would otherwise make one defect two findings. With two or more such causes they stay grouped by rule."""
+    named: dict[str, list[tuple[str, str]]] = {}
+    for key, finding in found.items():
+        if key[0] == "cause" and finding.outcome == "fail":
+            named.setdefault(finding.requirement, []).append(key)
+    for key in [k for k in found if k[0] == "fail"]:
+        targets = named.get(key[1], [])
+        if len(targets) != 1:
+            continue
+        target, folded = found[targets[0]], found.pop(key)
+        for case in folded.cases:
+            if case not in target.cases:
+                target.cases.append(case)
+                target.unnamed += 1
+            by_case[case] = targets[0]
+        target.consequences.extend(c for c in folded.consequences if c not in target.consequences and c != target.requirement)
 
 
 def root_findings(cases: Mapping[str, CaseResultLike]) -> list[RootFinding]:
@@ -148,6 +178,7 @@ def root_findings(cases: Mapping[str, CaseResultLike]) -> list[RootFinding]:
             finding.cases.append(r.case)
         if outcome == "fail" and charged != finding.requirement and charged not in finding.consequences:
             finding.consequences.append(charged)
+    _fold_unnamed(found, by_case)
     blocked_by = {r.case: r.blocked_by for r in cases.values() if r.outcome == "blocked" and r.blocked_by}
     unknown: RootFinding | None = None
     for r in cases.values():

@@ -218,7 +218,8 @@ ROOTS_INTRO = (
     "grouped by the rule each failure is charged to, and the cause column says so. A case that could not run because "
     "something it stands on failed (the parse of its configuration, the encode of its chunk, its valid twin) is blocked "
     "by the case that holds the finding and counted under it; what such a case shows once the finding is fixed (asked "
-    "again with the finding's cause removed) is listed as latent. Each finding's reproducer, a folder of files and one "
-    "command that need not this report, is written by `python -m zarr_jpeg_conformance.report repro "
-    "results/<row>.jsonl --out DIR`."
+    "again with the finding's cause removed) is listed as latent. Each finding's reproducer (its column: files, one "
+    "command that reruns its cases, an upstream report in ISSUE.md; for a harness, the protocol requests and a script "
+    "that replays them without the suite) is written there by `python -m zarr_jpeg_conformance.report repro <this "
+    "folder>`."
 )
