@@ -4,7 +4,8 @@ cft_zarr.jpeg (cft-zarr 0.1.3, imagecodecs underneath) has two configuration mem
 ``level`` (its quality) and ``subsampling`` (an imagecodecs name such as ``"420"``); which
 color spaces it writes follows from the array, as imagecodecs decides: one component is
 grayscale, three are YCbCr from RGB. So the spec's codec object maps to it only as
-``quality`` -> ``level`` (verbatim), ycbcr's ``subsampling`` -> its name, and the color
+``quality`` -> ``level`` (verbatim, whatever its JSON type), ycbcr's ``subsampling`` -> its
+name (integer factors only: ``true`` or ``2.0`` has no name), and the color
 spaces grayscale -> grayscale and ycbcr -> rgb; ``encoded_color_space: rgb`` and a
 ``decoded_color_space`` of ycbcr have no equivalent and are refused, saying so
 (adapters.zarr_codecs). imagecodecs' ``Jpeg8Error`` is its rejection of bad input.
@@ -12,12 +13,14 @@ spaces grayscale -> grayscale and ycbcr -> rgb; ``encoded_color_space: rgb`` and
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .zarr_codecs import (
     NoEquivalent,
     SerializerAdapter,
     color_spaces,
+    exactly,
     imagecodecs_subsampling,
     installed,
     spec_configuration,
@@ -43,8 +46,10 @@ def to_cft_zarr(codec: object) -> dict[str, Any]:
     if "subsampling" in config:
         if encoded == "ycbcr":
             out["subsampling"] = imagecodecs_subsampling(config["subsampling"], NAME)
-        elif config["subsampling"] != [[1, 1]]:
-            raise NoEquivalent(f"{NAME}: it ignores subsampling for grayscale, so {config['subsampling']!r} has no equivalent")
+        elif not exactly(config["subsampling"], [[1, 1]]):
+            # Only the default, as JSON integers, means what its configuration says by having no subsampling.
+            raise NoEquivalent(f"{NAME}: it ignores subsampling for grayscale, so {json.dumps(config['subsampling'])} has "
+                               "no equivalent")
     return {"name": NAME, "configuration": out}
 
 

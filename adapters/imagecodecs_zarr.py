@@ -19,6 +19,7 @@ reverse mapping, the metadata change a migration to ``jpeg`` makes (docs/data-pu
 
 from __future__ import annotations
 
+import json
 import platform
 from collections.abc import Mapping
 from typing import Any
@@ -29,6 +30,7 @@ from .zarr_codecs import (
     NoEquivalent,
     SerializerAdapter,
     color_spaces,
+    exactly,
     imagecodecs_subsampling,
     installed,
     spec_configuration,
@@ -120,8 +122,9 @@ def imagecodecs_jpeg_object(codec: object) -> dict[str, Any]:
     if "subsampling" in config:
         if encoded == "ycbcr":
             out["subsampling"] = imagecodecs_subsampling(config["subsampling"], NAME)
-        elif config["subsampling"] != ([[1, 1]] if encoded == "grayscale" else [[1, 1]] * 3):
-            raise NoEquivalent(f"{NAME}: it subsamples only YCbCr, so subsampling {config['subsampling']!r} "
+        elif not exactly(config["subsampling"], [[1, 1]] if encoded == "grayscale" else [[1, 1]] * 3):
+            # Only the default, as JSON integers, means what leaving subsampling out of its configuration says.
+            raise NoEquivalent(f"{NAME}: it subsamples only YCbCr, so subsampling {json.dumps(config['subsampling'])} "
                                f"with encoded_color_space {encoded!r} has no equivalent")
     return {"name": NAME, "configuration": out}
 

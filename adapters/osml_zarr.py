@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .zarr_codecs import NoEquivalent, color_spaces, installed, registry_codec, spec_configuration
+from .zarr_codecs import LogsGiven, NoEquivalent, color_spaces, installed, registry_codec, spec_configuration
 
 __all__ = ["NAME", "OsmlAdapter", "to_osml"]
 
@@ -50,8 +50,9 @@ class Parsed:
     codec: Mapping[str, Any]
 
 
-class OsmlAdapter:
-    """osml-imagery-io's JPEG codec, decode only, through zarr-python arrays."""
+class OsmlAdapter(LogsGiven):
+    """osml-imagery-io's JPEG codec, decode only, through zarr-python arrays. What it is given (``given_log``): at parse,
+    its configuration with a block of 1x1; at each decode, with the chunk's block size."""
 
     name = "osml-imagery-io"
     kind = "codec"
@@ -68,7 +69,13 @@ class OsmlAdapter:
         return dict(self._versions)
 
     def parse(self, codec: Mapping[str, Any]) -> Parsed:
-        registry_codec(to_osml(codec))  # its own verdict on the configuration, before any chunk
+        try:
+            given = to_osml(codec)
+        except NoEquivalent as exc:
+            self.given_log.add(codec, None, str(exc))
+            raise
+        self.given_log.add(codec, given)
+        registry_codec(given)  # its own verdict on the configuration, before any chunk
         return Parsed(codec)
 
     def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
@@ -79,7 +86,9 @@ class OsmlAdapter:
 
         if not isinstance(parsed, Parsed):
             raise TypeError(f"{NAME}: expected a parsed codec from {type(self).__name__}.parse, got {type(parsed).__name__}")
-        codec = registry_codec(to_osml(parsed.codec, tuple(chunk_shape)))
+        given = to_osml(parsed.codec, tuple(chunk_shape))
+        self.given_log.add(parsed.codec, given)
+        codec = registry_codec(given)
         # Its bands come one after the other: a transpose codec gives the (H, W, C) chunk the
         # (C, H, W) order a zarr array of these blocks declares.
         filters = [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}] if len(chunk_shape) == 3 else None

@@ -48,6 +48,7 @@ from ..protocol.framing import (
 from ..protocol.wire import PROTOCOL_VERSION, TEXT_CAP, array_from_wire, array_to_wire, field_bytes
 from .labels import KINDS, ROLES
 from .process import DEFAULT_MEMORY_LIMIT, HarnessProcess, describe_exit
+from .zarr_codecs import GivenLog
 
 #: Seconds a call may take. Measured over every suite with --isolate and the node
 #: harnesses: the slowest call took 77 ms (an encode of the 65500-wide chunk), a harness
@@ -140,11 +141,13 @@ class HarnessWarning(RuntimeWarning):
 
 
 class HarnessRejection(ValueError):
-    """The harness replied ``rejected``: a clean rejection, as the Adapter contract defines it."""
+    """The harness replied ``rejected``: a clean rejection, as the Adapter contract defines it (``exception``: the type
+    its reply names)."""
 
-    def __init__(self, message: str, requirement: str | None = None) -> None:
+    def __init__(self, message: str, requirement: str | None = None, exception: str | None = None) -> None:
         super().__init__(message)
         self.requirement = requirement
+        self.exception = exception
 
 
 class RemoteCodec:
@@ -320,6 +323,8 @@ class ExecAdapter:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise RuntimeError("empty harness command")
+        #: What the harness says it gave its codec for each codec object (a parse reply's ``given``), if anything.
+        self.given_log = GivenLog()
         self.command = command if isinstance(command, str) else shlex.join(self.argv)
         self.timeout = timeout
         self.memory_limit = memory_limit
@@ -374,7 +379,15 @@ class ExecAdapter:
         doc = _json_copy(codec, "the codec object")
         with self._lock:
             self._begin()
-            reply = self._call({"op": "parse", "codec": doc})
+            try:
+                reply = self._call({"op": "parse", "codec": doc})
+            except HarnessRejection as exc:
+                if exc.exception == "NoEquivalent":  # the harness's adapter had nothing to give its codec
+                    self.given_log.add(doc, None, str(exc))
+                raise
+            given = reply.get("given")
+            if isinstance(given, dict):
+                self.given_log.add(doc, given)
             return RemoteCodec(self, doc, self._expect_str(reply, "handle"), self.starts)
 
     @_frees
@@ -867,12 +880,13 @@ class ExecAdapter:
             return reply
         # A harness's words are kept as an excerpt: a 200 MiB message must not live on in every failure it causes.
         message_text = _excerpt(reply.get("message", ""))
-        if reply.get("exception"):
-            exception = _excerpt(reply["exception"], 200)
+        exception = _excerpt(reply["exception"], 200) if reply.get("exception") else None
+        if exception:
             message_text = f"{exception}: {message_text}" if message_text else exception
         if status == "rejected" and not starting:
             requirement = reply.get("requirement")
-            raise HarnessRejection(message_text, _excerpt(requirement, 200) if isinstance(requirement, str) else None)
+            raise HarnessRejection(message_text, _excerpt(requirement, 200) if isinstance(requirement, str) else None,
+                                   exception)
         if status == "error" or (status == "rejected" and starting):
             trace = reply.get("trace")
             detail = f"\nharness trace:\n{trace[-TEXT_CAP:] if isinstance(trace, str) else _excerpt(trace)}" if trace else ""

@@ -6,13 +6,18 @@ way zarr-python does, from a codec object through zarr's registry (``get_codec_c
 where the codec offers an exact equivalent: anything else is refused with
 :class:`NoEquivalent`, which names the member. Values go across verbatim (a quality of
 ``-1`` becomes a ``level`` of ``-1``), so the codec's own validation decides about them,
-not this project's parser. The exception types a codec documents for bad input (its
+not this project's parser. A value goes across only where the codec's member means exactly
+the same JSON value: never a boolean as an integer (``True == 1`` in Python), never a float
+as an integer (:func:`exactly`). The exception types a codec documents for bad input (its
 library's error class) are its rejections (:func:`codec_refusals`); anything else stays
-an error.
+an error. What the codec was given for each codec object, or that it had no equivalent, is
+kept in a :class:`GivenLog`, from which every results line of the row carries it.
 """
 
 from __future__ import annotations
 
+import json
+from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["IMAGECODECS_SUBSAMPLING", "SPEC_MEMBERS", "CodecRefusal", "NoEquivalent", "Parsed", "SerializerAdapter",
-           "codec_refusals", "color_spaces", "imagecodecs_subsampling", "installed", "registry_codec", "spec_configuration"]
+__all__ = ["IMAGECODECS_SUBSAMPLING", "SPEC_MEMBERS", "CodecRefusal", "GivenLog", "LogsGiven", "NoEquivalent", "Parsed", "SerializerAdapter",
+           "codec_refusals", "color_spaces", "exactly", "json_value", "imagecodecs_subsampling", "installed", "registry_codec",
+           "spec_configuration"]
 
 #: The configuration members of the spec's codec object.
 SPEC_MEMBERS = ("quality", "encoded_color_space", "decoded_color_space", "subsampling")
@@ -32,6 +38,57 @@ IMAGECODECS_SUBSAMPLING = {(1, 1): "444", (2, 1): "422", (2, 2): "420", (1, 2): 
 
 class NoEquivalent(ValueError):
     """The spec's codec object says something the codec's own configuration has no exact equivalent for."""
+
+
+class GivenLog:
+    """What a codec was given for each codec object an adapter mapped (or that it had none): the newest
+    :data:`KEPT` entries, numbered, so that a test reads those made since it started (:meth:`since`)."""
+
+    KEPT = 64
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._entries: deque[tuple[int, dict[str, Any]]] = deque(maxlen=self.KEPT)
+
+    def add(self, codec: object, given: Mapping[str, Any] | None, no_equivalent: str = "") -> None:
+        entry: dict[str, Any] = {"codec": json_value(codec), "given": dict(given) if given is not None else None}
+        if no_equivalent:
+            entry["no_equivalent"] = no_equivalent[:2000]
+        self._entries.append((self.count, entry))
+        self.count += 1
+
+    def since(self, start: int) -> list[dict[str, Any]]:
+        """The entries made since the log's count was ``start``, each distinct one once."""
+        out: dict[str, dict[str, Any]] = {}
+        for number, entry in self._entries:
+            if number >= start:
+                out.setdefault(json.dumps(entry, sort_keys=True, default=repr), entry)
+        return list(out.values())
+
+
+class LogsGiven:
+    """An adapter that gives its codec a configuration of its own keeps what it gave (:class:`GivenLog`)."""
+
+    @property
+    def given_log(self) -> GivenLog:
+        log = self.__dict__.get("_given_log")
+        if log is None:
+            log = self.__dict__["_given_log"] = GivenLog()
+        return log
+
+
+def json_value(value: object) -> Any:
+    """``value`` as JSON can hold it (a codec object of the corpus is JSON already; anything else by its repr)."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def exactly(value: object, *wanted: object) -> bool:
+    """Whether ``value`` is one of ``wanted`` as a JSON value: the same types too, so that ``true`` is not ``1`` and
+    ``2.0`` is not ``2`` (Python's == says they are)."""
+    return any(json.dumps(value) == json.dumps(w) for w in wanted)
 
 
 class CodecRefusal(ValueError):
@@ -97,14 +154,14 @@ def color_spaces(config: Mapping[str, Any], who: str) -> tuple[str, str]:
 
 
 def imagecodecs_subsampling(subsampling: object, who: str) -> str:
-    """The imagecodecs ``subsampling`` name of the spec's sampling factors (chroma [1, 1])."""
-    if isinstance(subsampling, list) and len(subsampling) == 3 and all(isinstance(f, list) for f in subsampling):
-        luma, *chroma = (tuple(f) for f in subsampling)
-        if all(c == (1, 1) for c in chroma) and luma in IMAGECODECS_SUBSAMPLING:
-            return IMAGECODECS_SUBSAMPLING[luma]
-    raise NoEquivalent(f"{who}: its subsampling has no value for {subsampling!r} "
+    """The imagecodecs ``subsampling`` name of the spec's sampling factors (chroma [1, 1]), where they are exactly its
+    factors as JSON integers: ``[[2, 2], [true, true], [true, true]]`` and ``[[2.0, 2.0], ...]`` have no name."""
+    for luma, name in IMAGECODECS_SUBSAMPLING.items():
+        if exactly(subsampling, [list(luma), [1, 1], [1, 1]]):
+            return name
+    raise NoEquivalent(f"{who}: its subsampling has no value for {json.dumps(subsampling)} "
                        f"(it knows {', '.join(IMAGECODECS_SUBSAMPLING.values())}, i.e. luma factors "
-                       f"{', '.join(str(list(f)) for f in IMAGECODECS_SUBSAMPLING)} with chroma [1, 1])")
+                       f"{', '.join(str(list(f)) for f in IMAGECODECS_SUBSAMPLING)} with chroma [1, 1], as JSON integers)")
 
 
 @contextmanager
@@ -126,7 +183,7 @@ class Parsed:
     codec_object: dict[str, Any]
 
 
-class SerializerAdapter:
+class SerializerAdapter(LogsGiven):
     """A serializer (array-to-bytes) codec of another package, every chunk through a one-chunk zarr array.
 
     A subclass sets ``name``, ``codec_name`` and ``_versions``, ``_errors`` (the exception types the
@@ -148,7 +205,12 @@ class SerializerAdapter:
         raise NotImplementedError
 
     def parse(self, codec: Mapping[str, Any]) -> Parsed:
-        codec_object = self.codec_object(codec)
+        try:
+            codec_object = self.codec_object(codec)
+        except NoEquivalent as exc:
+            self.given_log.add(codec, None, str(exc))
+            raise
+        self.given_log.add(codec, codec_object)
         with codec_refusals(*self._errors):
             return Parsed(registry_codec(codec_object), codec_object)
 

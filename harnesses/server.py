@@ -122,10 +122,14 @@ class Server:
         if op == "parse":
             if "codec" not in request:
                 raise BadRequest("parse request has no 'codec'")
+            log = getattr(self.adapter, "given_log", None)
+            start = log.count if log is not None else 0
             parsed = self.adapter.parse(request["codec"])
             handle = str(len(self.parsed) + 1)
             self.parsed[handle] = parsed
-            return {"status": "ok", "handle": handle}
+            # An adapter that gives its codec a configuration of its own (adapters.zarr_codecs) says what it gave.
+            given = [e["given"] for e in log.since(start) if isinstance(e.get("given"), dict)] if log is not None else []
+            return {"status": "ok", "handle": handle, **({"given": given[-1]} if given else {})}
         if op == "encode":
             return self._encode(request)
         if op == "decode":

@@ -32,8 +32,10 @@ import pytest
 from ..core.chunk import LIBJPEG_MAX_DIMENSION, SPEC_MAX_DIMENSION
 from ..core.config import JpegConfig, parse_codec
 from . import roots
+from .encoder_accuracy import layout_cause
 from .read_back import check_samples
-from .verdict import Attempt, Outcome, attempt
+from .t81.reading import reading
+from .verdict import Attempt, Cause, Diagnosis, Outcome, attempt
 from .written import check_written
 
 _MARK = {"MUST": pytest.mark.must, "SHOULD": pytest.mark.should, "MAY": pytest.mark.may}
@@ -110,7 +112,7 @@ def raised(got: Attempt[Any]) -> str:
 
 
 def judge_refusal(judge: Any, support: Support, stage: str, what: str, got: Attempt[Any],
-                  diagnosis: tuple[str, str] | None = None) -> None:
+                  diagnosis: Diagnosis | None = None) -> None:
     """Record a clean refusal at ``stage``: 'unsupported' where an optional feature allows it, else a fail.
 
     The fail cites ``diagnosis``'s requirement where a probe found what the refusal is about
@@ -122,8 +124,16 @@ def judge_refusal(judge: Any, support: Support, stage: str, what: str, got: Atte
     if feature is not None and diagnosis is None:
         judge.cite(feature.requirement)
         judge.finish(Outcome.UNSUPPORTED, f"{what} refused, an optional feature ({feature.requirement}): {raised(got)}")
-    requirement, why = diagnosis or (support.broken_by_refusal(), "")
-    judge.require(False, requirement, f"{what} refused: {raised(got)}" + (f"; {why}" if why else ""))
+    requirement, why, cause = diagnosis or (support.broken_by_refusal(), "", None)
+    judge.require(False, requirement, f"{what} refused: {raised(got)}" + (f"; {why}" if why else ""), cause=cause)
+
+
+def no_equivalent(got: Attempt[Any]) -> bool:
+    """Whether a refusal is the adapter's, not the codec's: the adapter of a codec with a configuration of its own found
+    no exact equivalent of the spec's codec object (``adapters.zarr_codecs.NoEquivalent``, in process or named by a
+    harness's reply), so the codec was never asked."""
+    exc = got.rejection
+    return exc is not None and "NoEquivalent" in (type(exc).__name__, getattr(exc, "exception", None))
 
 
 def judge_error(judge: Any, what: str, got: Attempt[Any]) -> None:
@@ -160,6 +170,32 @@ def constant_note(got: np.ndarray, expected: np.ndarray) -> str:
     if got.size and expected.size and got.min() == got.max() and expected.min() != expected.max():
         return f"; the decode is constant (every sample is {int(got.flat[0])}) where the image is not"
     return ""
+
+
+def frame_sides(data: object) -> tuple[int, int] | None:
+    """(height, width) a written stream's frame header records, None where it has none."""
+    frame = reading(bytes(data)).stream.frame if isinstance(data, bytes | bytearray | memoryview) else None
+    return (frame.height, frame.width) if frame is not None else None
+
+
+def squeezed_frame(data: object, shape: Sequence[int]) -> bool:
+    """Whether a stream written for a chunk of ``shape`` is the image the chunk makes once its length-1 axes are
+    dropped (and what is left made at least 2-D: a row, or a column where the last axis was 1), where that is not the
+    chunk's own (H, W): what an encoder that squeezes its input writes (imagecodecs' ``_squeeze_shape``)."""
+    from ..core.markers import inspect
+
+    info = inspect(bytes(data)) if isinstance(data, bytes | bytearray | memoryview) else None
+    if info is None or not info.ok:
+        return False
+    left = [int(n) for n in shape if int(n) != 1]
+    if not left:
+        image = (1, 1)
+    elif len(left) == 1:
+        image = (left[0], 1) if len(shape) > 1 and int(shape[-1]) == 1 else (1, left[0])
+    else:
+        image = (left[0], left[1])
+    own = tuple(int(n) for n in shape[:2]) if len(shape) >= 2 else None
+    return (info.height, info.width) == image and image != own
 
 
 class Calls:
@@ -199,12 +235,26 @@ class Calls:
         return self._parsed
 
     def encode(self, chunk: np.ndarray, what: str = "encode") -> bytes:
-        """The stream written for a copy of ``chunk``, checked against what every stream must be."""
+        """The stream written for a copy of ``chunk``, checked against what every stream must be; a check that fails
+        without a cause of its own asks :meth:`written_cause`."""
         data = self.write(chunk, what)
-        check_written(self.judge, data, self.config, chunk.shape, what)
-        check_samples(self.judge, data, self.config, np.asarray(chunk), what,
-                        lambda: roots.written_with_defaults(self.impl, self.codec, chunk))
+        with self.judge.explaining(lambda: self.written_cause(data, chunk)):
+            check_written(self.judge, data, self.config, chunk.shape, what)
+            check_samples(self.judge, data, self.config, np.asarray(chunk), what,
+                          lambda: roots.written_with_defaults(self.impl, self.codec, chunk))
         return data
+
+    def written_cause(self, data: bytes, chunk: np.ndarray) -> Cause | None:
+        """What a wrong stream of ``chunk`` is, where a fault of layout explains it whatever its header says: the chunk
+        read as planes, its chroma handed over unsubsampled (``encoder_accuracy.layout_cause``), its length-1 axes
+        dropped (``roots.squeezes``)."""
+        cause = layout_cause(data, self.config, chunk)
+        if cause is not None:
+            return cause
+        if chunk.ndim >= 2 and chunk.shape[0] != chunk.shape[1] and frame_sides(data) == (chunk.shape[1], chunk.shape[0]):
+            return roots.SWAPPED_AXES  # the frame records the chunk's sides the other way round
+        return roots.SQUEEZE if squeezed_frame(data, chunk.shape) and roots.squeezes(
+            self.impl.encode, self.parse(), tuple(chunk.shape[2:])) else None
 
     def write(self, chunk: np.ndarray, what: str = "encode") -> bytes:
         """Like :meth:`encode`, without the stream checks (for suites that judge the stream themselves)."""
@@ -237,7 +287,10 @@ class Calls:
         """The implementation's decode of ``data`` into ``shape``, as an owned array."""
         parsed = self.parse()
         got = attempt(self.impl.decode, parsed, bytes(data), tuple(int(n) for n in shape))
-        diagnosis = roots.decode_diagnosis(self.impl.decode, parsed, data, shape) if got.rejection is not None else None
+        diagnosis = (roots.decode_diagnosis(self.impl.decode, parsed, data, shape, got.rejection, self.codec)
+                     if got.rejection is not None else None)
+        if diagnosis is not None and diagnosis.requirement == "JPEG-DIM-02" and _LARGE in self.support.features:
+            diagnosis = None  # refused for its size, which is the optional feature itself (65501-65535, JPEG-X-03)
         if not got.ok:
             if diagnosis is None:
                 self._refusable(got, "decode", what)
@@ -256,4 +309,4 @@ class Calls:
 
 
 __all__ = ["Calls", "Feature", "Support", "case_params", "constant_note", "judge_error",
-           "judge_refusal", "level_mark", "owned", "raised", "support_of"]
+           "judge_refusal", "level_mark", "no_equivalent", "owned", "raised", "frame_sides", "squeezed_frame", "support_of"]

@@ -29,10 +29,11 @@ import numpy as np
 from ..core.config import JpegConfig
 from ..core.markers import LOSSLESS_SOF, StreamInfo, inspect
 from .checks import constant_note
-from .decoder_accuracy import accuracy_of, exact_decode, exact_ycbcr
+from .decoder_accuracy import Region, accuracy_of, exact_decode, exact_ycbcr, where_wrong
 from .decoder_accuracy import metrics as accuracy_metrics
-from .diagnoses import FAULTS, diagnose_decode
-from .roots import DEFAULT_TAKEN_WRONG
+from .diagnoses import FAULTS, by_markers, diagnose_decode, fault_cause
+from .roots import default_taken_wrong
+from .verdict import Cause, Diagnosis
 
 
 @dataclass(frozen=True)
@@ -150,15 +151,30 @@ def judge_decode(got: np.ndarray, references: Sequence[np.ndarray], family: str)
 
 
 def diagnose(got: np.ndarray, expected: np.ndarray, stored: str | None, decoded: str,
-             exact: Callable[[Callable[[np.ndarray], np.ndarray]], np.ndarray] | None = None) -> tuple[str, str] | None:
-    """The classic bug a decode outside its tolerance looks like: (requirement it breaks, what), from
+             exact: Callable[[Callable[[np.ndarray], np.ndarray]], np.ndarray] | None = None,
+             data: bytes | None = None, raw: Callable[[], np.ndarray] | None = None) -> Diagnosis | None:
+    """The classic bug a decode outside its tolerance looks like: (requirement it breaks, what, the cause), from
     ``judging.diagnoses`` (its table decides the rule); None if no fault explains the decode.
 
     ``stored`` is the stream's stored colour space by the spec's rule, ``decoded`` the
-    configuration's decoded_color_space.
+    configuration's decoded_color_space; ``data``, the stream, names a fault more exactly by its markers.
     """
-    fault = diagnose_decode(got, expected, stored, decoded, exact)
-    return (FAULTS[fault].requirement, FAULTS[fault].words) if fault else None
+    fault = diagnose_decode(got, expected, stored, decoded, exact, raw)
+    if fault is None:
+        return None
+    fault = by_markers(fault, data)
+    return Diagnosis(FAULTS[fault].requirement, FAULTS[fault].words, fault_cause(fault, "decode"))
+
+
+#: Faults confined to the partial MCUs of an edge, by the edge (``decoder_accuracy.Region.edge``).
+EDGE_CAUSES = {
+    "right": Cause("decode", "partial-mcu-right-edge", "JPEG-DEC-01",
+                   "wrong samples only in the partial MCU at the right edge (the columns past the last whole MCU)"),
+    "bottom": Cause("decode", "partial-mcu-bottom-edge", "JPEG-DEC-01",
+                    "wrong samples only in the partial MCU at the bottom edge (the rows past the last whole MCU)"),
+    "right and bottom": Cause("decode", "partial-mcu-edges", "JPEG-DEC-01",
+                              "wrong samples only in the partial MCUs at the right and bottom edges"),
+}
 
 
 @dataclass(frozen=True)
@@ -173,6 +189,10 @@ class Judgement:
     #: Where the coefficients were read: the exact YCbCr, upsampled as ``expected`` is, converted by a given function
     #: (``judging.diagnoses`` names other conversions by it).
     exact: Callable[[Callable[[np.ndarray], np.ndarray]], np.ndarray] | None = None
+    #: Where the decode is wrong (None where nothing is, or it cannot be told).
+    region: Region | None = None
+    #: Where the coefficients were read: the stream's components at full resolution, unconverted, rounded.
+    raw: Callable[[], np.ndarray] | None = None
 
 
 References = Sequence[np.ndarray] | Callable[[], Sequence[np.ndarray]]
@@ -191,6 +211,7 @@ def judge_reconstruction(out: np.ndarray, data: bytes, config: JpegConfig, refer
 
     accuracy = accuracy_of(out, data, config)
     found = reading(data)
+    raw = _raw(found.coefficients, out.shape)
     if accuracy is not None and found.coefficients is not None:
         stored = str(found.stream.stored_color_space)
         wrong = problems(accuracy, stored == "ycbcr" and config.decoded_color_space == "rgb")
@@ -200,7 +221,8 @@ def judge_reconstruction(out: np.ndarray, data: bytes, config: JpegConfig, refer
         way = min(legal, key=lambda w: float(np.abs(legal[w].astype(np.int16) - out.astype(np.int16)).mean()))
         observed = "; ".join(wrong) + (constant_note(out, legal[way]) if wrong else "")
         return Judgement(not wrong, observed, legal[way], accuracy_metrics(accuracy),
-                         lambda convert: convert(exact_ycbcr(coefficients, way)).reshape(out.shape))
+                         lambda convert: convert(exact_ycbcr(coefficients, way)).reshape(out.shape),
+                         where_wrong(accuracy.wrong, accuracy.mcu) if wrong else None, raw)
     refs = tuple(references() if callable(references) else references)
     if not refs:
         raise LookupError("no expected decode of this stream")
@@ -211,23 +233,52 @@ def judge_reconstruction(out: np.ndarray, data: bytes, config: JpegConfig, refer
     observed = "" if ok else (f"it lies {beyond} outside {span}, beyond the {family!r} slack (max {bounds[0]}, mean "
                               f"{bounds[1]}; the stream's coefficients cannot be read here: {found.undecodable})"
                               + constant_note(out, refs[0]))
-    return Judgement(ok, observed, refs[0], {"outside_max": beyond.max_abs, "outside_mean": round(beyond.mean_abs, 3)})
+    region = None
+    if not ok and refs[0].shape == out.shape and out.ndim >= 2:
+        far = np.abs(out.astype(np.int16) - refs[0].astype(np.int16)) > bounds[0]
+        info = inspect(data)
+        mcu = (8 * max((c.v for c in info.components), default=1), 8 * max((c.h for c in info.components), default=1))
+        region = where_wrong(np.asarray(far.reshape(*out.shape[:2], -1).any(axis=2)), mcu)
+    return Judgement(ok, observed, refs[0], {"outside_max": beyond.max_abs, "outside_mean": round(beyond.mean_abs, 3)},
+                     region=region, raw=raw)
+
+
+def _raw(coefficients: Any, shape: tuple[int, ...]) -> Callable[[], np.ndarray] | None:
+    """The stream's components at full resolution, unconverted and rounded, as a chunk of ``shape``; None where the
+    coefficients were not read or do not fill it."""
+    if coefficients is None:
+        return None
+    frame = coefficients.frame
+    if frame.height * frame.width * len(frame.components) != int(np.prod(shape)):
+        return None
+    return lambda: np.clip(np.rint(exact_ycbcr(coefficients)), 0, 255).astype(np.uint8).reshape(shape)
 
 
 def cite_decode(judge: Any, judged: Judgement, out: np.ndarray, data: bytes, config: JpegConfig, what: str,
-                own: str = "JPEG-DEC-01", cure: Callable[[], tuple[str, str] | None] | None = None,
+                own: str = "JPEG-DEC-01", cure: Callable[[], Diagnosis | None] | None = None,
                 level: str | None = None) -> None:
     """Record a judged decode: nothing where it passes; else fail under the rule of the fault it looks like (``cure``
-    first: a fault that writing the default out, or another configuration, cures), else ``own``."""
+    first: a fault that writing the default out, or another configuration, cures), else ``own``; a decode wrong only
+    in the partial MCUs of an edge is that fault (:data:`EDGE_CAUSES`); where none fits, the message says where the
+    samples are wrong."""
     judge.metrics.update(judged.metrics)
     if judged.ok:
         return
     stored = inspect(data).stored_color_space
     found = (cure() if cure is not None else None) or diagnose(out, judged.expected, stored, config.decoded_color_space,
-                                                                judged.exact)
-    requirement, looks = found or (own, "no classic fault explains the samples: the check's own rule is cited")
-    judge.require(False, requirement, f"{what}: {judged.observed}; {'it looks like ' + looks if found else looks}",
-                  level=level)
+                                                                judged.exact, data, judged.raw)
+    region = judged.region
+    if found is not None:
+        requirement, looks, cause = found
+        words = f"it looks like {looks}"
+    elif region is not None and region.edge:
+        cause = EDGE_CAUSES[region.edge]
+        requirement, words = cause.requirement, f"{region}: {cause.words}"
+    else:
+        requirement, cause = own, None
+        located = f" ({region})" if region is not None else ""
+        words = f"no classic fault explains the samples{located}: the check's own rule is cited"
+    judge.require(False, requirement, f"{what}: {judged.observed}; {words}", level=level, cause=cause)
 
 
 def check_decode(judge: Any, out: np.ndarray, data: bytes, config: JpegConfig, what: str, own: str = "JPEG-DEC-01",
@@ -248,14 +299,14 @@ def check_decode(judge: Any, out: np.ndarray, data: bytes, config: JpegConfig, w
         judge.metrics["decode_judged"] = f"not judged: {exc}"
         return
 
-    def cure() -> tuple[str, str] | None:
+    def cure() -> Diagnosis | None:
         again = defaults() if defaults is not None else None
         if again is not None and again.shape == out.shape and judge_reconstruction(again, data, config, (judged.expected,)).ok:
-            return DEFAULT_TAKEN_WRONG
+            return default_taken_wrong("decode")
         return None
 
     cite_decode(judge, judged, out, data, config, what, own, cure)
 
 
-__all__ = ["FAMILIES", "Difference", "Judgement", "Tolerance", "check_decode", "cite_decode", "diagnose",
+__all__ = ["EDGE_CAUSES", "FAMILIES", "Difference", "Judgement", "Tolerance", "check_decode", "cite_decode", "diagnose",
            "difference", "family_for", "judge_decode", "judge_reconstruction", "outside"]

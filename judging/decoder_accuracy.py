@@ -65,6 +65,11 @@ class Accuracy:
     siting_at: str | None
     #: Samples judged by each invariant.
     judged: tuple[int, int, int]
+    #: (H, W): the samples that break an invariant beyond :data:`BOUNDS` (component, envelope, or a footprint they lie
+    #: in): where the decode is wrong, for naming a fault confined to a region (:func:`where_wrong`).
+    wrong: np.ndarray | None = None
+    #: The frame's MCU, (rows, columns) of samples.
+    mcu: tuple[int, int] = (8, 8)
 
 
 def exact_planes(coefficients: Coefficients) -> list[np.ndarray]:
@@ -161,6 +166,8 @@ def measure(out: np.ndarray, coefficients: Coefficients, stored: str, decoded: s
             diffs[..., k] = np.where(unclipped, read[..., k] - plane, np.nan)
     component, component_at = _argmax(np.abs(diffs), names)
     bias = _bias(got, read, exact, full, unclipped, convert)
+    limit = BOUNDS.component_converted if convert else BOUNDS.component
+    wrong = (outside > BOUNDS.envelope).any(axis=2) | (np.nan_to_num(np.abs(diffs), nan=0.0) > limit).any(axis=2)
     # Chroma at its stored resolution.
     footprint, footprint_at, footprints = None, None, 0
     for k, plane in enumerate(exact):
@@ -180,6 +187,7 @@ def measure(out: np.ndarray, coefficients: Coefficients, stored: str, decoded: s
         share = (np.abs(average - plane) - (idct + rounding)) / np.maximum(spread, 1.0)
         value, at = _argmax(share[..., None], (names[k],))
         footprints += int(np.isfinite(share).sum())
+        wrong |= _full(np.nan_to_num(share, nan=0.0) > BOUNDS.footprint, fy, fx, height, width)
         if at is not None and (footprint is None or value > footprint):
             footprint, footprint_at = value, at
     siting, siting_at = None, None
@@ -189,7 +197,8 @@ def measure(out: np.ndarray, coefficients: Coefficients, stored: str, decoded: s
             if slope is not None and (siting is None or slope < siting):
                 siting, siting_at = slope, f"{names[k]} {'vertically' if axis == 0 else 'horizontally'}"
     return Accuracy(component, component_at, bias, envelope, envelope_at, footprint, footprint_at, siting, siting_at,
-                    (int(np.isfinite(diffs).sum()), int(outside.size), footprints))
+                    (int(np.isfinite(diffs).sum()), int(outside.size), footprints), wrong,
+                    (8 * frame.v_max, 8 * frame.h_max))
 
 
 def _bias(got: np.ndarray, read: np.ndarray, exact: list[np.ndarray], full: list[bool], unclipped: np.ndarray,
@@ -357,6 +366,41 @@ def problems(accuracy: Accuracy, convert: bool, bounds: Bounds = BOUNDS) -> list
     return out
 
 
+@dataclass(frozen=True)
+class Region:
+    """Where a decode is wrong: how many samples of how many, their rows and columns, and whether they all lie in the
+    partial MCUs at the image's right or bottom edge (the columns or rows past the last whole MCU)."""
+
+    count: int
+    total: int
+    rows: tuple[int, int]
+    columns: tuple[int, int]
+    #: "right", "bottom", "right and bottom", or "" where the wrong samples are not confined to the partial MCUs.
+    edge: str
+    size: tuple[int, int]
+
+    def __str__(self) -> str:
+        inside = (f", all in the partial MCU{'s' if self.edge == 'right and bottom' else ''} at the {self.edge} edge"
+                  if self.edge else "")
+        return (f"{self.count} of {self.total} samples wrong, in rows {self.rows[0]}-{self.rows[1]} and columns "
+                f"{self.columns[0]}-{self.columns[1]} of {self.size[0]}x{self.size[1]}{inside}")
+
+
+def where_wrong(wrong: np.ndarray | None, mcu: tuple[int, int]) -> Region | None:
+    """The :class:`Region` of a map of wrong samples (H, W); None where none is wrong."""
+    if wrong is None or not wrong.any():
+        return None
+    height, width = wrong.shape[:2]
+    rows, cols = np.nonzero(wrong)
+    whole_h, whole_w = height // mcu[0] * mcu[0], width // mcu[1] * mcu[1]
+    right = width % mcu[1] != 0 and bool((cols >= whole_w).all())
+    bottom = height % mcu[0] != 0 and bool((rows >= whole_h).all())
+    either = bool(((cols >= whole_w) & (width % mcu[1] != 0) | (rows >= whole_h) & (height % mcu[0] != 0)).all())
+    edge = "right" if right else "bottom" if bottom else "right and bottom" if either else ""
+    return Region(int(wrong.sum()), int(wrong.size), (int(rows.min()), int(rows.max())), (int(cols.min()), int(cols.max())),
+                  edge, (height, width))
+
+
 def _triangle(plane: np.ndarray, fy: int, fx: int, height: int, width: int) -> np.ndarray:
     """A plane upsampled by libjpeg's triangle filter where a factor is 2 (3/4 of the nearest sample, 1/4 of the next,
     edges repeated), repeated otherwise."""
@@ -393,5 +437,5 @@ def exact_decode(coefficients: Coefficients, stored: str, decoded: str, shape: t
     return np.clip(np.rint(image), 0, 255).astype(np.uint8).reshape(shape)
 
 
-__all__ = ["BOUNDS", "Accuracy", "Bounds", "accuracy_of", "applies", "exact_decode", "exact_planes", "exact_ycbcr", "measure",
-           "metrics", "problems"]
+__all__ = ["BOUNDS", "Accuracy", "Bounds", "Region", "accuracy_of", "applies", "exact_decode", "exact_planes", "exact_ycbcr",
+           "measure", "metrics", "problems", "where_wrong"]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import color
+from .verdict import Cause
 
 #: How much closer (mean absolute difference) a fault's result must lie than the expected samples.
 CLOSER = 4
@@ -49,9 +50,72 @@ FAULTS: dict[str, Fault] = {
     "bt709": Fault("JPEG-DCS-03", "YCbCr converted to RGB by the BT.709 matrix, not T.871's (BT.601 full range)"),
     "wraps": Fault("JPEG-DCS-03", "YCbCr converted to RGB modulo 256, not clamped to 0-255"),
     "chroma-swapped": Fault("JPEG-DCS-03", "Cb read as Cr and Cr as Cb"),
+    "bt2020": Fault("JPEG-DCS-03", "YCbCr converted to RGB by the BT.2020 matrix, not T.871's (BT.601 full range)"),
+    "level-shift": Fault("JPEG-DEC-01", "every sample shifted by the same number of levels, as by a level shift other "
+                                        "than 128 (T.81 A.3.1)"),
+    "planar": Fault("JPEG-DEC-02", "the decoded components returned one plane after the other (planar) as if "
+                                   "interleaved: the chunk's bytes [0, HW), [HW, 2HW), [2HW, 3HW) hold the three planes"),
+    "all-zero": Fault("JPEG-DEC-01", "an all-zero decode (every sample 0) where the image is not"),
+    "jfif-over-app14": Fault("JPEG-ECS-12", "the JFIF APP0 marker taken over APP14 transform 0: the stream's RGB "
+                                            "samples converted as if they were YCbCr"),
+    "ids-over-app14": Fault("JPEG-DCS-03", "the component ids 'R', 'G', 'B' taken over APP14 transform 1: the stored "
+                                           "YCbCr returned without conversion to RGB"),
     "encode-reversed": Fault("JPEG-ENC-03", "the three components written in reverse order (BGR for RGB)"),
     "memory-order": Fault("JPEG-ENC-02", "the samples read in the chunk's memory order, not in C order"),
 }
+
+
+def fault_cause(fault: str, stage: str) -> Cause:
+    """The :class:`Cause` a diagnosis names: the fault's rule and words, at ``stage`` (encode or decode)."""
+    found = FAULTS[fault]
+    return Cause(stage, fault, found.requirement, found.words)
+
+
+def by_markers(fault: str, data: bytes | None) -> str:
+    """A fault named more exactly by the stream's markers: an inverse transform on a stream with both JFIF and APP14
+    transform 0 is JFIF taken over APP14; YCbCr returned unconverted from a stream whose APP14 transform 1 says YCbCr
+    and whose component ids say R, G, B is the ids taken over APP14."""
+    if data is None or fault not in ("inverse-on-rgb", "decode-skipped-ycbcr"):
+        return fault
+    from ..core.markers import inspect
+
+    info = inspect(data)
+    if fault == "inverse-on-rgb" and info.jfif and info.adobe_transform == 0:
+        return "jfif-over-app14"
+    if fault == "decode-skipped-ycbcr" and info.adobe_transform == 1 and info.component_ids == (82, 71, 66):
+        return "ids-over-app14"
+    return fault
+
+
+def planar(image: np.ndarray) -> np.ndarray:
+    """An (H, W, C) image as a decoder that returns its planes one after the other hands it over: the bytes of plane 0,
+    then plane 1, ..., read as the interleaved (H, W, C) chunk."""
+    return np.ascontiguousarray(np.moveaxis(image, -1, 0)).reshape(image.shape)
+
+
+def planar_sizes(frame: object) -> dict[int, str]:
+    """Sample counts of a frame's planar buffer as libjpeg-turbo lays it out (``tj3YUVBufSize``: each plane's width
+    padded to its MCU, then to a row alignment; its height padded to its MCU), for the alignments 1 and 4 (the
+    defaults of TurboJPEG's two APIs), each with how it is made up."""
+    components = getattr(frame, "components", ())
+    if len(components) < 1:
+        return {}
+    h_max, v_max = max(c.h for c in components), max(c.v for c in components)
+    width, height = int(getattr(frame, "width", 0)), int(getattr(frame, "height", 0))
+    padded_w = -(-width // h_max) * h_max
+    padded_h = -(-height // v_max) * v_max
+    out: dict[int, str] = {}
+    for align in (1, 4):
+        parts = []
+        total = 0
+        for c in components:
+            pw = padded_w * c.h // h_max
+            ph = padded_h * c.v // v_max
+            pw = -(-pw // align) * align
+            total += pw * ph
+            parts.append(f"{pw}x{ph}")
+        out.setdefault(total, f"planes of {' + '.join(parts)} samples (widths padded to {align})")
+    return out
 
 
 def _studio_range(rgb: np.ndarray) -> np.ndarray:
@@ -84,6 +148,8 @@ WRONG_BEYOND = 3
 def _explains(got: np.ndarray, expected: np.ndarray, candidates: list[tuple[str, Callable[[], np.ndarray]]]) -> str | None:
     if got.shape != expected.shape or not got.size:
         return None
+    if not got.any() and int(expected.max()) > WRONG_BEYOND:
+        return "all-zero"
     if got.min() == got.max() and expected.min() != expected.max():
         return "constant"
     wrong = np.abs(got.astype(np.int16) - expected.astype(np.int16)) > WRONG_BEYOND
@@ -114,13 +180,15 @@ def _three(expected: np.ndarray) -> bool:
 
 
 def diagnose_decode(got: np.ndarray, expected: np.ndarray, stored: str | None, decoded: str,
-                    exact: Callable[[Callable[[np.ndarray], np.ndarray]], np.ndarray] | None = None) -> str | None:
+                    exact: Callable[[Callable[[np.ndarray], np.ndarray]], np.ndarray] | None = None,
+                    raw: Callable[[], np.ndarray] | None = None) -> str | None:
     """The fault a decoder's wrong decode of a stream looks like (a key of :data:`FAULTS`), or None.
 
     ``stored``: the stream's stored colour space by the spec's rule; ``decoded``: the
     configuration's decoded_color_space; ``expected``: the expected decode; ``exact``, where the
     stream's coefficients were read: the exact reconstruction (upsampled as ``expected`` is) with
-    another YCbCr -> RGB conversion, from YCbCr that was never clamped.
+    another YCbCr -> RGB conversion, from YCbCr that was never clamped; ``raw``, where they were read: the stream's
+    components at full resolution, unconverted (what a decoder that hands over its planes has).
     """
     candidates: list[tuple[str, Callable[[], np.ndarray]]] = []
     if _three(expected):
@@ -136,11 +204,38 @@ def diagnose_decode(got: np.ndarray, expected: np.ndarray, stored: str | None, d
         if decoded == "ycbcr":
             candidates.append(("ycbcr-twice", lambda: color.rgb_to_ycbcr(expected)))
         candidates.append(("reversed", lambda: expected[..., ::-1]))
+        candidates.append(("planar", lambda: planar(expected)))
+        if raw is not None:  # the stream's own components, unconverted, handed over planar
+            candidates.append(("planar", lambda: planar(raw())))
         if exact is not None and stored == "ycbcr" and decoded == "rgb":
             candidates += [("bt709", lambda: exact(lambda ycc: _inverse(ycc, (0.2126, 0.0722)))),
+                           ("bt2020", lambda: exact(lambda ycc: _inverse(ycc, (0.2627, 0.0593)))),
                            ("wraps", lambda: exact(lambda ycc: _inverse(ycc, (0.299, 0.114), wrap=True))),
                            ("chroma-swapped", lambda: exact(lambda ycc: _inverse(ycc[..., [0, 2, 1]], (0.299, 0.114))))]
+    if _varies(expected):  # a shift of a flat image looks like any wrong value: no evidence for it
+        candidates.append(("level-shift", lambda: _shifted(got, expected)))
     return _explains(got, expected, candidates + _geometry(expected))
+
+
+def _varies(image: np.ndarray) -> bool:
+    """Whether some channel of ``image`` holds samples more than :data:`WRONG_BEYOND` levels apart."""
+    if image.ndim < 2 or not image.size:
+        return False
+    flat = image.reshape(image.shape[0] * image.shape[1], -1).astype(np.int16)
+    return bool((np.ptp(flat, axis=0) > WRONG_BEYOND).any())
+
+
+def _shifted(got: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """``expected`` moved by the decode's mean offset from it, clamped: a decoder whose level shift is not 128 moves every
+    sample by the same amount. An offset within :data:`WRONG_BEYOND` levels is none (legal decoders differ by as much):
+    the expected decode itself, as it is where the samples move by different amounts (beyond :data:`WRONG_BEYOND`
+    levels of spread, away from the clamped ends): that is another image, not a shifted one."""
+    difference = got.astype(np.float64) - expected.astype(np.float64)
+    offset = int(np.rint(float(difference.mean())))
+    inside = (got > 0) & (got < 255)
+    if abs(offset) <= WRONG_BEYOND or not inside.any() or float(difference[inside].std()) > WRONG_BEYOND:
+        return expected
+    return np.clip(expected.astype(np.int16) + offset, 0, 255).astype(np.uint8)
 
 
 def diagnose_encode(got: np.ndarray, chunk: np.ndarray, encoded: str, decoded: str,
@@ -183,4 +278,5 @@ def cite(fault: str | None, own: str) -> tuple[str, str]:
     return found.requirement, f"it looks like {found.words}"
 
 
-__all__ = ["CLOSER", "FAULTS", "Fault", "cite", "diagnose_decode", "diagnose_encode"]
+__all__ = ["CLOSER", "FAULTS", "Fault", "by_markers", "cite", "diagnose_decode", "diagnose_encode", "fault_cause", "planar",
+           "planar_sizes"]

@@ -37,11 +37,12 @@ from typing import Any
 import numpy as np
 
 from ..core.config import JpegConfig
-from .roots import DEFAULT_TAKEN_WRONG
+from .roots import SWAPPED_AXES_WORDS, default_taken_wrong
 from .t81 import dct
 from .t81.entropy import Coefficients
 from .t81.reading import reading
 from .t81.syntax import ZIGZAG, Frame
+from .verdict import Cause
 
 #: The DCT matrix over flattened blocks: coefficient v*8+u from sample y*8+x.
 _D = np.kron(dct.BASIS, dct.BASIS)
@@ -71,11 +72,15 @@ BOUNDS = Bounds()
 
 @dataclass(frozen=True)
 class Samples:
-    """The samples a stream must store, (H, W, C) float64, each component's name, and how far rounding may move them."""
+    """The samples a stream must store, (H, W, C) float64, each component's name, and how far rounding may move them.
+
+    ``given``: per component, a plane already at the component's resolution that the stream stores as it is (no
+    downsampling filter chosen by the encoder): what a fault hands the encoder; None for the rest."""
 
     planes: np.ndarray
     names: tuple[str, ...]
     rounding: float
+    given: tuple[np.ndarray | None, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -210,7 +215,11 @@ def references(samples: Samples, frame: Frame) -> list[Reference]:
         constrained = np.zeros(frame.component_size(index), bool)
         fy, fx = frame.v_max // component.v, frame.h_max // component.h
         name = samples.names[index]
-        if (fy, fx) == (1, 1):
+        given = samples.given[index] if samples.given is not None else None
+        if given is not None:
+            constrained[:given.shape[0], :given.shape[1]] = True
+            out.append(Reference(name, (("given", given),), constrained, samples.rounding))
+        elif (fy, fx) == (1, 1):
             constrained[:height, :width] = True
             out.append(Reference(name, (("exact", plane),), constrained, samples.rounding))
         elif frame.v_max % component.v or frame.h_max % component.h:
@@ -411,12 +420,67 @@ def judge_coefficients(coefficients: Coefficients, samples: Samples, tables: Seq
 # -- naming the cause
 
 
-@dataclass(frozen=True)
-class Cause:
-    """A fault that explains the coefficients: the rule it breaks and how a message names it."""
+def _cause(key: str, requirement: str, words: str) -> Cause:
+    return Cause("encode", key, requirement, words)
 
-    requirement: str
-    words: str
+
+#: The interleaved chunk read as planes one after the other (channel-outermost): what an encoder whose input is
+#: planar YUV (libjpeg-turbo's tjCompressFromYUV) writes when handed the chunk's bytes as they are.
+PLANAR_READ = _cause("planar-read", "JPEG-ENC-02", "the interleaved (H, W, 3) chunk read as three planes one after the "
+                     "other (channel-outermost, as a planar YUV input): the stream's components are the chunk's bytes "
+                     "[0, HW), [HW, 2HW), [2HW, 3HW)")
+#: Full-resolution chroma planes handed to an encoder that expects them subsampled already (mozjpeg-rs's planar API):
+#: it stores the first samples of each plane, in raster order, as the subsampled plane.
+CHROMA_NOT_SUBSAMPLED = _cause("chroma-not-subsampled", "JPEG-ENC-03", "the full-resolution Cb and Cr planes handed to "
+                               "an encoder that expects them subsampled: the stream's chroma is the first "
+                               "ceil(H/v)*ceil(W/h) samples of each full plane in raster order, not the plane subsampled")
+
+
+def planar_image(chunk: np.ndarray) -> np.ndarray:
+    """The (H, W, C) chunk as an encoder reads it that takes its bytes for planes one after the other."""
+    height, width, channels = chunk.shape[0], chunk.shape[1], chunk.shape[2]
+    return np.ascontiguousarray(np.asarray(chunk)).reshape(channels, height, width).transpose(1, 2, 0)
+
+
+def _first_samples(samples: Samples, frame: Frame) -> Samples | None:
+    """``samples`` with each subsampled plane replaced by the first samples of its full-resolution plane in raster
+    order (:data:`CHROMA_NOT_SUBSAMPLED`); None where no component is subsampled."""
+    given: list[np.ndarray | None] = []
+    for index, component in enumerate(frame.components[:samples.planes.shape[2]]):
+        rows, cols = frame.component_size(index)
+        if (component.v, component.h) == (frame.v_max, frame.h_max) or rows * cols > samples.planes[..., index].size:
+            given.append(None)
+            continue
+        given.append(samples.planes[..., index].reshape(-1)[:rows * cols].reshape(rows, cols))
+    return Samples(samples.planes, samples.names, samples.rounding, tuple(given)) if any(g is not None for g in given) else None
+
+
+def layout_cause(data: bytes, config: JpegConfig, chunk: np.ndarray) -> Cause | None:
+    """The fault of layout a written stream's coefficients fit, under the stream's own frame (whatever factors it has):
+    the chunk read as planes (:data:`PLANAR_READ`), chroma handed over unsubsampled (:data:`CHROMA_NOT_SUBSAMPLED`).
+    None where the stream is not read, does not fit the chunk's size, or fits neither."""
+    found = reading(data)
+    coefficients = found.coefficients
+    chunk = np.asarray(chunk)
+    if coefficients is None or chunk.ndim != 3 or chunk.shape[2] != 3:
+        return None
+    frame = coefficients.frame
+    if (frame.height, frame.width) != chunk.shape[:2] or len(frame.components) != 3:
+        return None
+    right = samples_of(config, chunk)
+    as_written = judge_coefficients(coefficients, right)
+    if _misses(as_written) <= 0.02 * sum(r.blocks for r in as_written):
+        return None  # the chunk as it is explains the stream: a fault of layout would explain nothing more
+    for cause, samples in ((PLANAR_READ, lambda: samples_of(config, planar_image(chunk))),
+                           (CHROMA_NOT_SUBSAMPLED, lambda: _first_samples(right, frame))):
+        candidate = samples()
+        if candidate is None or (candidate.given is None and np.array_equal(candidate.planes, right.planes)):
+            continue  # the same samples either way (a 1x1 chunk read as planes): no evidence for the fault
+        results = judge_coefficients(coefficients, candidate)
+        blocks = sum(r.blocks for r in results)
+        if blocks and _misses(results) <= 0.02 * blocks:
+            return cause
+    return None
 
 
 def _misses(results: Sequence[ComponentResult]) -> int:
@@ -429,47 +493,54 @@ def _hypotheses(config: JpegConfig, chunk: np.ndarray, samples: Samples, coeffic
     planes, names, rounding = samples.planes, samples.names, samples.rounding
     if not chunk.flags.c_contiguous:
         read = np.ravel(chunk, order="K").reshape(chunk.shape)
-        yield (Cause("JPEG-ENC-02", "the samples read in the chunk's memory order, not in C order"),
+        yield (_cause("memory-order", "JPEG-ENC-02", "the samples read in the chunk's memory order, not in C order"),
                samples_of(config, read), None)
     biases = [r.dc_bias for r in results if r.blocks]
     shift = round(float(np.mean(biases))) if biases else 0
     if shift and all(np.sign(b) == np.sign(shift) for b in biases):
-        yield (Cause("JPEG-FMT-01", f"every sample level-shifted by {128 - shift} instead of 128 (T.81 A.3.1): the DC "
-                     f"coefficients are {shift * 8:+d} units off"), Samples(planes + shift, names, rounding), None)
+        yield (_cause("level-shift", "JPEG-FMT-01", f"every sample level-shifted by {128 - shift} instead of 128 (T.81 "
+                      f"A.3.1): the DC coefficients are {shift * 8:+d} units off"), Samples(planes + shift, names, rounding),
+               None)
     if planes.shape[2] == 3:
         image = np.asarray(chunk).reshape(planes.shape).astype(np.float64)
         converted = config.encoded_color_space == "ycbcr" and config.decoded_color_space == "rgb"
         if converted:
-            yield (Cause("JPEG-ENC-03", "the three components read in reverse order (BGR for RGB)"),
+            yield (_cause("encode-reversed", "JPEG-ENC-03", "the three components read in reverse order (BGR for RGB)"),
                    Samples(rgb_to_ycbcr_exact(image[:, :, ::-1]), names, rounding), None)
         else:
-            yield (Cause(kept_requirement(config), "an RGB -> YCbCr conversion applied to samples the configuration "
-                         "stores as they are"), Samples(rgb_to_ycbcr_exact(image), names, BOUNDS.rounding), None)
-            yield (Cause("JPEG-ENC-03", "the three components written in reverse order"),
+            yield (_cause("converted", kept_requirement(config), "an RGB -> YCbCr conversion applied to samples the "
+                          "configuration stores as they are"), Samples(rgb_to_ycbcr_exact(image), names, BOUNDS.rounding), None)
+            yield (_cause("encode-reversed", "JPEG-ENC-03", "the three components written in reverse order"),
                    Samples(planes[:, :, ::-1], names, rounding), None)
         if names[0] == "Y":
-            yield (Cause("JPEG-ENC-03", "Cb and Cr written in each other's place"),
+            yield (_cause("chroma-swapped", "JPEG-ENC-03", "Cb and Cr written in each other's place"),
                    Samples(planes[:, :, [0, 2, 1]], names, rounding), None)
+        yield PLANAR_READ, samples_of(config, planar_image(chunk)), None
+        first = _first_samples(samples, coefficients.frame)
+        if first is not None:
+            yield CHROMA_NOT_SUBSAMPLED, first, None
         if converted:
-            yield (Cause("JPEG-ECS-04", "the RGB input stored unconverted in a stream that says YCbCr (RGB -> YCbCr skipped)"),
-                   Samples(image, names, 0.0), None)
+            yield (_cause("encode-skipped-ycbcr", "JPEG-ECS-04", "the RGB input stored unconverted in a stream that says "
+                          "YCbCr (RGB -> YCbCr skipped)"), Samples(image, names, 0.0), None)
             for words, kr, kb in (("BT.709", 0.2126, 0.0722), ("BT.2020", 0.2627, 0.0593)):
-                yield (Cause("JPEG-ECS-04", f"the {words} YCbCr matrix instead of T.871's (BT.601 full range)"),
-                       Samples(rgb_to_ycbcr_exact(image, kr, kb), names, rounding), None)
+                yield (_cause(words.lower().replace(".", ""), "JPEG-ECS-04", f"the {words} YCbCr matrix instead of "
+                              "T.871's (BT.601 full range)"), Samples(rgb_to_ycbcr_exact(image, kr, kb), names, rounding),
+                       None)
             studio = rgb_to_ycbcr_exact(image)
             studio[..., 0] = 16 + studio[..., 0] * 219 / 255
             studio[..., 1:] = 128 + (studio[..., 1:] - 128) * 224 / 255
-            yield (Cause("JPEG-ECS-04", "studio-range YCbCr (BT.601 16-235) instead of T.871's full range"),
+            yield (_cause("studio-range", "JPEG-ECS-04", "studio-range YCbCr (BT.601 16-235) instead of T.871's full range"),
                    Samples(studio, names, rounding), None)
-            yield (Cause("JPEG-ECS-04", "RGB -> YCbCr computed modulo 256 instead of clamped: a Cb or Cr of 255.5 (pure "
-                         "blue, pure red) wraps to 0"),
+            yield (_cause("wraps", "JPEG-ECS-04", "RGB -> YCbCr computed modulo 256 instead of clamped: a Cb or Cr of "
+                          "255.5 (pure blue, pure red) wraps to 0"),
                    Samples(np.floor(rgb_to_ycbcr_exact(image) + 0.5) % 256, names, 0.0), None)
     if planes.shape[0] == planes.shape[1] and planes.shape[0] > 1:
-        yield (Cause("JPEG-DIM-01", "height and width swapped: the chunk written transposed"),
+        yield (_cause("swapped-axes", "JPEG-DIM-01", SWAPPED_AXES_WORDS),
                Samples(np.ascontiguousarray(planes.swapaxes(0, 1)), names, rounding), None)
     natural = [t.reshape(64)[ZIGZAG].reshape(8, 8) for t in coefficients.tables]
-    yield (Cause("JPEG-FMT-01", "quantization tables written in natural (row-major) order instead of zigzag order "
-                 "(T.81 B.2.4.1): the coefficients were quantized by tables other than the stream's"), samples, natural)
+    yield (_cause("natural-order-tables", "JPEG-FMT-01", "quantization tables written in natural (row-major) order "
+                  "instead of zigzag order (T.81 B.2.4.1): the coefficients were quantized by tables other than the "
+                  "stream's"), samples, natural)
 
 
 def explain(config: JpegConfig, chunk: np.ndarray, samples: Samples, coefficients: Coefficients,
@@ -539,14 +610,14 @@ def check_coefficients(judge: Any, data: bytes, config: JpegConfig, chunk: np.nd
             kept_requirement(config), "no classic fault explains the coefficients: the rule of what the stream keeps is cited")
         again = defaults() if defaults is not None else None
         if again is not None and _fits(again, config, chunk):
-            requirement, words = DEFAULT_TAKEN_WRONG
+            requirement, words, cause = default_taken_wrong("encode")
         worst = max((r.worst for r in misses if r.worst), key=lambda m: m.excess)
         judge.require(False, requirement,
                       f"{where} holds quantized coefficients no legal encoder writes for the chunk under the stream's own "
                       f"tables, in {sum(r.misses for r in misses)} of {blocks} blocks ({_per_component(misses)}); the "
                       f"furthest: {worst}, {worst.excess} step(s) outside (the exact DCT of the samples the configuration "
                       f"stores, +- 1 step and the rounding of converted samples, anything toward zero, padding and "
-                      f"chroma filters free): {words}")
+                      f"chroma filters free): {words}", cause=cause)
     inaccurate = [r for r in results if r.inaccurate]
     if inaccurate:
         worst = max((r.worst_inaccurate for r in inaccurate if r.worst_inaccurate), key=lambda m: m.excess)
@@ -568,5 +639,6 @@ def _fits(data: bytes, config: JpegConfig, chunk: np.ndarray) -> bool:
 
 
 
-__all__ = ["BOUNDS", "DOWNSAMPLERS", "Bounds", "Cause", "ComponentResult", "Miss", "Reference", "Samples", "check_coefficients",
-           "explain", "judge_coefficients", "judge_component", "kept_requirement", "references", "rgb_to_ycbcr_exact", "samples_of"]
+__all__ = ["BOUNDS", "CHROMA_NOT_SUBSAMPLED", "DOWNSAMPLERS", "PLANAR_READ", "Bounds", "ComponentResult", "Miss", "Reference",
+           "Samples", "check_coefficients", "explain", "judge_coefficients", "judge_component", "kept_requirement",
+           "layout_cause", "planar_image", "references", "rgb_to_ycbcr_exact", "samples_of"]

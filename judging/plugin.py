@@ -233,6 +233,11 @@ class _State:
                         "pip install 'zarr-jpeg-conformance[imagecodecs]', or pass --impl=module:attr\n"
                         + "\n".join(f"  {k}: {v}" for k, v in self.unavailable.items())
                     )
+            record = self.config.getoption("record_calls", None)
+            if record:
+                from .recording import Recorder
+
+                self._impls = [Recorder(i, Path(record)) for i in self._impls]
             names = [i.name for i in self._impls]
             dupes = [n for n, c in Counter(names).items() if c > 1]
             if dupes:
@@ -303,6 +308,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="run",
         help="the suites' tests that take no implementation (the schema and store corpus checks): run them "
         "(default), skip them, or run only them. The report runs them once, not once per implementation",
+    )
+    group.addoption(
+        "--record-calls",
+        default=None,
+        metavar="DIR",
+        help="write every parse, encode and decode call of each case to DIR/<case>/ (the codec object, the chunk, the "
+        "stream, what came back; judging/recording.py): what report repro puts in a finding's reproducer",
     )
     group.addoption(
         "--known-failures",
@@ -409,6 +421,11 @@ def judge(request: pytest.FixtureRequest) -> Iterator[Judge]:
     if hasattr(impl, "incidents"):
         request.node.stash[_INCIDENTS] = len(impl.incidents)
         impl.context = request.node.nodeid
+    log = getattr(impl, "given_log", None)
+    if log is not None:
+        request.node.stash[_GIVEN] = log.count
+    if hasattr(impl, "start_case"):  # --record-calls
+        impl.start_case(case_id)
     state.case_of[request.node.nodeid] = case_id
     state.running = (request.node.nodeid, j)
     try:
@@ -418,6 +435,10 @@ def judge(request: pytest.FixtureRequest) -> Iterator[Judge]:
 
 
 _JUDGE = pytest.StashKey[Judge]()
+#: How many codec objects the implementation's adapter had mapped to its codec's own before this test (GivenLog.count).
+_GIVEN = pytest.StashKey[int]()
+#: How many of them a results line names at most.
+GIVEN_KEPT = 8
 #: How many harness incidents (crashes, timeouts) the implementation had before this test.
 _INCIDENTS = pytest.StashKey[int]()
 
@@ -436,6 +457,15 @@ def _case_id(item: pytest.Item, impl_name: str) -> str:
             del params[i : i + len(name)]
             break
     return f"{module}.{func}" + (f"[{'-'.join(params)}]" if params else "")
+
+
+def _given(item: pytest.Item) -> list[dict[str, Any]]:
+    """What the implementation's codec was given for the codec objects this test parsed (adapters.zarr_codecs.GivenLog):
+    a row whose adapter or harness maps the spec's codec object to its codec's own shows it on every line."""
+    impl = getattr(item, "funcargs", {}).get("impl")
+    log = getattr(impl, "given_log", None)
+    start = item.stash.get(_GIVEN, None)
+    return [] if log is None or start is None else log.since(start)[:GIVEN_KEPT]
 
 
 def _harness_outcome(item: pytest.Item, call: pytest.CallInfo[None]) -> tuple[Outcome, str] | None:
@@ -540,6 +570,9 @@ def pytest_runtest_makereport(
     state = item.config.stash[_STATE]
     record = j.record()
     record["test"] = item.nodeid
+    given = _given(item)
+    if given:
+        record["given"] = given
     record["format_version"] = RESULTS_FORMAT_VERSION
     known = state.known.get((j.implementation, j.case))
     if known is not None:

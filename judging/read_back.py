@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from ..core.config import JpegConfig
-from .diagnoses import cite, diagnose_encode
+from .diagnoses import cite, diagnose_encode, fault_cause
 from .encoder_accuracy import check_coefficients, kept_requirement
 from .legal_decoders import expected_decodes, libjpeg_turbo_decode
 from .own_tables import rewritten, subsampled
-from .roots import DEFAULT_TAKEN_WRONG
+from .roots import default_taken_wrong
 from .tolerances import OWN_TABLES_MARGIN_DB, OWN_TABLES_SLACK_MSE
 
 
@@ -127,13 +127,14 @@ def check_read_back(judge: Any, data: bytes, config: JpegConfig, chunk: np.ndarr
     fault = diagnose_encode(best, chunk.reshape(best.shape), config.encoded_color_space, config.decoded_color_space,
                             through, reference.reshape(best.shape))
     requirement, why = cite(fault, kept_requirement(config))
+    cause = fault_cause(fault, "encode") if fault is not None else None
     again = defaults() if defaults is not None else None
     if again is not None and _within(again, config, chunk):
-        requirement, why = DEFAULT_TAKEN_WRONG
+        requirement, why, cause = default_taken_wrong("encode")
     judge.require(False, requirement,
                   f"{where}, decoded by libjpeg-turbo, lies {_db(got):.2f} dB from the chunk where its own quantization "
                   f"tables and sampling factors allow {f'{_db(own):.2f} dB' if own else 'an exact copy'} "
-                  f"(margin {margin} dB): {why}")
+                  f"(margin {margin} dB): {why}", cause=cause)
 
 
 __all__ = ["allowed_mse", "check_read_back", "check_samples", "interior", "kept_requirement"]

@@ -17,13 +17,19 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..corpus.cases import chunk_case_for, config_case_for
-from .verdict import Attempt, Outcome, attempt
+from .verdict import Attempt, Cause, Diagnosis, Outcome, attempt
+
+#: An encoder's defect when it writes chunks transposed (``encoder_accuracy``) or refuses them for their sides
+#: (:func:`encode_diagnosis`): one misreading of the axes, so one cause for both.
+SWAPPED_AXES_WORDS = ("takes the chunk's first axis for the width: it writes square chunks transposed and refuses "
+                      "others whose sides do not fit that reading")
 
 
 def key(stage: str, implementation: str, codec: Any) -> tuple[str, ...]:
@@ -110,60 +116,164 @@ def _quality_90(cfg: dict[str, Any]) -> bool:
     return True
 
 
-#: A valid configuration refused: (what to change, the rule about it, what the refusal then is).
+def _parse_cause(key: str, requirement: str, words: str) -> Cause:
+    return Cause("parse", key, requirement, words)
+
+
+#: A valid configuration refused: (what to change, the rule about it, what the refusal then is, the defect).
 #: The first change after which the implementation accepts the configuration names the rule.
-PARSE_PROBES: tuple[tuple[Callable[[dict[str, Any]], bool], str, str], ...] = (
+PARSE_PROBES: tuple[tuple[Callable[[dict[str, Any]], bool], str, str, Cause], ...] = (
     (_default_subsampling, "JPEG-SUB-05",
      "it accepts the same configuration with subsampling written out: it refuses subsampling omitted, "
-     "which defaults for grayscale and rgb"),
+     "which defaults for grayscale and rgb",
+     _parse_cause("refuses-omitted-subsampling", "JPEG-SUB-05", "refuses a grayscale or rgb configuration without "
+                  "subsampling, which the spec defaults to [[1, 1]] and [[1, 1], [1, 1], [1, 1]]")),
     (_default_decoded, "JPEG-DCS-02",
-     "it accepts the same configuration with decoded_color_space written out: it refuses the default"),
+     "it accepts the same configuration with decoded_color_space written out: it refuses the default",
+     _parse_cause("refuses-omitted-decoded-color-space", "JPEG-DCS-02",
+                  "refuses a configuration without decoded_color_space, which the spec defaults")),
     (_drop("decoded_color_space", lambda c: "grayscale" if c.get("encoded_color_space") == "grayscale" else "rgb"),
-     "JPEG-DCS-01", "it accepts the same configuration without decoded_color_space: it refuses the optional member given"),
+     "JPEG-DCS-01", "it accepts the same configuration without decoded_color_space: it refuses the optional member given",
+     _parse_cause("refuses-decoded-color-space", "JPEG-DCS-01", "refuses decoded_color_space written out, an optional "
+                  "member")),
     (_drop("subsampling", lambda c: [[1, 1]] if c.get("encoded_color_space") == "grayscale" else [[1, 1], [1, 1], [1, 1]]),
-     "JPEG-SUB-07", "it accepts the same configuration without subsampling: it refuses subsampling given equal to its default"),
-    (_quality_90, "JPEG-Q-01", "it accepts the same configuration at quality 90: it refuses this quality, which lies in 1-100"),
+     "JPEG-SUB-07", "it accepts the same configuration without subsampling: it refuses subsampling given equal to its default",
+     _parse_cause("refuses-default-subsampling", "JPEG-SUB-07", "refuses subsampling written out equal to its default")),
+    (_quality_90, "JPEG-Q-01", "it accepts the same configuration at quality 90: it refuses this quality, which lies in 1-100",
+     _parse_cause("refuses-quality", "JPEG-Q-01", "refuses qualities that lie in 1-100")),
 )
 
 
-def parse_diagnosis(parse: Callable[[Any], object], codec: Any) -> tuple[str, str] | None:
-    """(requirement, why) of a refused valid configuration, from the first probe that the implementation accepts.
+def parse_probe(parse: Callable[[Any], object], codec: Any) -> tuple[Diagnosis, Callable[[dict[str, Any]], bool]] | None:
+    """The first probe of :data:`PARSE_PROBES` under which the implementation accepts ``codec``: what it finds, and the
+    change it made (to ask other configurations again with the same cause removed, :func:`latent`)."""
+    for change, requirement, why, cause in PARSE_PROBES:
+        probe = _with(codec, change)
+        if probe is not None and attempt(parse, probe).ok:
+            return Diagnosis(requirement, why, cause), change
+    return None
+
+
+def parse_diagnosis(parse: Callable[[Any], object], codec: Any) -> Diagnosis | None:
+    """(requirement, why, cause) of a refused valid configuration, from the first probe that the implementation accepts.
 
     A probe changes only the member it names and keeps the JSON form of every value, so it never
     takes away what an optional form (an integral float, JPEG-X-02) is about."""
-    for change, requirement, why in PARSE_PROBES:
-        probe = _with(codec, change)
-        if probe is not None and attempt(parse, probe).ok:
-            return requirement, why
-    return None
+    found = parse_probe(parse, codec)
+    return found[0] if found is not None else None
+
+
+def latent(parse: Callable[[Any], object], twin: Any, codec: Any) -> tuple[dict[str, Any], str] | None:
+    """What an invalid configuration shows once the refusal of its valid ``twin`` is fixed: the twin's refusal's cause
+    removed from ``codec`` (the probe that made the twin acceptable, applied to ``codec``) and, where the
+    implementation then accepts it, (that configuration, what that says). None where no probe explains the twin's
+    refusal, the change does not apply, or the changed configuration is refused too.
+
+    The probe never changes the case's outcome or level: it stays blocked; this is what it would show."""
+    found = parse_probe(parse, twin)
+    if found is None:
+        return None
+    diagnosis, change = found
+    probe = _with(codec, change)
+    if probe is None or not attempt(parse, probe).ok:
+        return None
+    return probe, (f"accepts it once the cause of the twin's refusal is removed ({diagnosis.cause.words if diagnosis.cause else diagnosis.why}): "
+                   f"{probe.get('configuration')!r} is accepted")
 
 
 #: A chunk side above which a refusal that a 16x16 chunk does not get is about the size limit.
 LARGE_SIDE = 4096
 
+#: Encoders and decoders that drop every length-1 axis of a chunk (imagecodecs' ``_squeeze_shape``), found by
+#: :func:`squeezes`: the rule it breaks first is that the spatial axes are H and W.
+#: An encoder that takes the chunk's first axis for the width (:data:`SWAPPED_AXES_WORDS`).
+SWAPPED_AXES = Cause("encode", "swapped-axes", "JPEG-DIM-01", SWAPPED_AXES_WORDS)
+SQUEEZE = Cause("encode", "squeezes-length-1-axes", "JPEG-DIM-01",
+                "drops every length-1 axis of the chunk before encoding (and makes what is left at least 2-D): a 1xW or "
+                "Hx1 image loses an axis, and (1, H, W) or (H, 1, W, 3) chunks, which the spec rejects, pass as images")
+
+
+def squeezes(encode: Callable[[object, np.ndarray], object], parsed: object, channels: tuple[int, ...]) -> bool:
+    """Whether the encoder writes an (8, 1, 16, *channels) chunk, which the spec rejects (an axis too many, or 16
+    channels), as an 8x16 image: it drops the length-1 axis."""
+    from ..core.markers import inspect
+
+    probe = np.arange(8 * 16 * int(np.prod(channels, dtype=np.int64)), dtype=np.int64).astype(np.uint8)
+    got = attempt(encode, parsed, probe.reshape(8, 1, 16, *channels))
+    if not got.ok or not isinstance(got.value, bytes | bytearray | memoryview):
+        return False
+    info = inspect(bytes(got.value))
+    return info.ok and (info.height, info.width) == (8, 16)
+
+
+def _size_cap(accepts: Callable[[int], bool], low: int, high: int) -> int:
+    """The largest n in [low, high) that ``accepts``, given that it accepts ``low`` and refuses ``high`` (bisection)."""
+    while high - low > 1:
+        middle = (low + high) // 2
+        if accepts(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _capped(stage: str, axis: str, limit: int) -> Cause:
+    return Cause(stage, f"size-cap-{axis}-{limit}", "JPEG-DIM-02",
+                 f"refuses {'heights' if axis == 'height' else 'widths'} above {limit} (the spec's limit is 65535)")
+
+
+def _cap_probe(accepts: Callable[[int, int], bool], height: int, width: int, stage: str) -> Diagnosis | None:
+    """Where a chunk beyond :data:`LARGE_SIDE` is refused: the largest height (width 16) or width (height 8) accepted,
+    found by bisection, as a :class:`Diagnosis` of a size cap (JPEG-DIM-02); None where even 16 is refused."""
+    for axis, side in (("width", width), ("height", height)):
+        if side <= LARGE_SIDE:
+            continue
+        ok = (lambda n: accepts(8, n)) if axis == "width" else (lambda n: accepts(n, 16))
+        if not ok(16) or ok(side):
+            continue
+        limit = _size_cap(ok, 16, side)
+        return Diagnosis("JPEG-DIM-02", f"it {stage}s {axis}s up to {limit} and refuses {limit + 1} (bisected over "
+                                        f"8-row or 16-column chunks), within the 65535 limit",
+                         _capped(stage, axis, limit))
+    return None
+
 
 def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: object, chunk: np.ndarray,
-                     mcu: tuple[int, int]) -> tuple[str, str] | None:
-    """(requirement, why) of a refused valid chunk, by asking for it again with one thing changed: its sides swapped,
-    its channel axis, a 16x16 chunk for one beyond :data:`LARGE_SIDE` (then the refusal is of the size limit,
-    JPEG-DIM-02), the same samples padded to whole MCUs for one that is not (then it is of the padding, JPEG-MCU-01;
-    ``mcu``: height, width in samples).
+                     mcu: tuple[int, int]) -> Diagnosis | None:
+    """(requirement, why, cause) of a refused valid chunk, by asking for it again with one thing changed: its sides
+    swapped, its channel axis, smaller chunks for one beyond :data:`LARGE_SIDE` (then the refusal is of a size cap,
+    JPEG-DIM-02, found by bisection), a chunk with a length-1 axis the encoder drops (:func:`squeezes`), the same
+    samples padded to whole MCUs for one that is not (then it is of the padding, JPEG-MCU-01; ``mcu``: height, width
+    in samples).
     """
     if chunk.ndim < 2:
         return None
     height, width = chunk.shape[:2]
-    if height != width and attempt(encode, parsed, np.ascontiguousarray(chunk.swapaxes(0, 1))).ok:
-        return "JPEG-DIM-01", (f"it encodes the same chunk with height and width swapped ({width}x{height}) but refuses "
-                               f"this {height}x{width} one: the spatial axes are (H, W)")
-    if chunk.ndim == 3 and chunk.shape[2] == 1 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., 0])).ok:
-        return "JPEG-SHP-03", "it encodes the same samples as an (H, W) chunk but refuses them as (H, W, 1), which is grayscale too"
-    if chunk.ndim == 2 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., None])).ok:
-        return "JPEG-SHP-02", "it encodes the same samples as an (H, W, 1) chunk but refuses them as (H, W), which is grayscale too"
     if max(height, width) > LARGE_SIDE:
-        small = np.full((16, 16, *chunk.shape[2:]), 128, dtype=chunk.dtype)
-        if attempt(encode, parsed, small).ok:
-            return "JPEG-DIM-02", f"it encodes a 16x16 chunk but refuses this {height}x{width} one, within the 65535 limit"
+        # First: an encoder with a cap on one side also takes the chunk with its sides swapped.
+        def accepts(h: int, w: int) -> bool:
+            return attempt(encode, parsed, np.full((h, w, *chunk.shape[2:]), 128, dtype=chunk.dtype)).ok
+        capped = _cap_probe(accepts, height, width, "encode")
+        if capped is not None:
+            return capped
+    if height != width and attempt(encode, parsed, np.ascontiguousarray(chunk.swapaxes(0, 1))).ok:
+        return Diagnosis("JPEG-DIM-01", f"it encodes the same chunk with height and width swapped ({width}x{height}) but "
+                                        f"refuses this {height}x{width} one: the spatial axes are (H, W)",
+                         SWAPPED_AXES)
+    if chunk.ndim == 3 and chunk.shape[2] == 1 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., 0])).ok:
+        return Diagnosis("JPEG-SHP-03", "it encodes the same samples as an (H, W) chunk but refuses them as (H, W, 1), "
+                                        "which is grayscale too",
+                         Cause("encode", "refuses-hw1", "JPEG-SHP-03", "refuses (H, W, 1) chunks, which are grayscale"))
+    if chunk.ndim == 2 and attempt(encode, parsed, np.ascontiguousarray(chunk[..., None])).ok:
+        return Diagnosis("JPEG-SHP-02", "it encodes the same samples as an (H, W, 1) chunk but refuses them as (H, W), "
+                                        "which is grayscale too",
+                         Cause("encode", "refuses-hw", "JPEG-SHP-02", "refuses (H, W) chunks, which are grayscale"))
+    if max(height, width) > LARGE_SIDE:
         return None
+    if 1 in (height, width) and squeezes(encode, parsed, tuple(chunk.shape[2:])):
+        return Diagnosis(SQUEEZE.requirement, f"it encodes an (8, 1, 16{''.join(f', {n}' for n in chunk.shape[2:])}) chunk "
+                                              f"as an 8x16 image, so it refuses this {height}x{width} chunk for what is "
+                                              "left once its length-1 axis is dropped", SQUEEZE)
     if height % mcu[0] or width % mcu[1]:
         # The same samples padded to whole MCUs by the encoder's own rule of thumb (edge samples repeated): accepted, the
         # refusal is of the padding the encoder must do, not of the chunk's size or content.
@@ -171,28 +281,91 @@ def encode_diagnosis(encode: Callable[[object, np.ndarray], object], parsed: obj
         extra = [(0, rows - height), (0, cols - width)] + [(0, 0)] * (chunk.ndim - 2)
         padded = np.pad(chunk, extra, mode="edge")
         if attempt(encode, parsed, padded).ok:
-            return "JPEG-MCU-01", (f"it encodes the same samples padded to {rows}x{cols}, a whole number of "
-                                   f"{mcu[0]}x{mcu[1]} MCUs, but refuses this {height}x{width} chunk: the encoder pads "
-                                   "to the next MCU")
+            return Diagnosis("JPEG-MCU-01", f"it encodes the same samples padded to {rows}x{cols}, a whole number of "
+                                            f"{mcu[0]}x{mcu[1]} MCUs, but refuses this {height}x{width} chunk: the encoder "
+                                            "pads to the next MCU",
+                             Cause("encode", "refuses-partial-mcu", "JPEG-MCU-01", "refuses chunks whose sides are not "
+                                   "whole MCUs: it does not pad to the next MCU"))
+    return None
+
+
+def _planar_refusal(data: bytes, refusal: BaseException | None) -> Diagnosis | None:
+    """A decode refused for its sample count where that count is the stream's planar YUV buffer (libjpeg-turbo's layout,
+    ``diagnoses.planar_sizes``): the decoder hands over its planes, which do not fill an interleaved chunk."""
+    from .diagnoses import fault_cause, planar_sizes
+    from .t81.reading import reading
+
+    frame = reading(data).stream.frame
+    if refusal is None or frame is None or len(frame.components) != 3:
+        return None
+    said = {int(n) for n in re.findall(r"\d+", str(refusal))}
+    for count, layout in planar_sizes(frame).items():
+        if count in said and count != frame.height * frame.width * 3:
+            cause = fault_cause("planar", "decode")
+            return Diagnosis(cause.requirement, f"the refusal names {count} samples, the size of the stream's planar YUV "
+                                                f"buffer ({layout}), not the chunk's {frame.height * frame.width * 3}: "
+                                                f"{cause.words}", cause)
     return None
 
 
 def decode_diagnosis(decode: Callable[[object, bytes, tuple[int, ...]], object], parsed: object, data: bytes,
-                     shape: Sequence[int]) -> tuple[str, str] | None:
-    """(requirement, why) of a refused decode of a valid stream, by asking for it with height and width swapped.
+                     shape: Sequence[int], refusal: BaseException | None = None,
+                     codec: Mapping[str, Any] | None = None) -> Diagnosis | None:
+    """(requirement, why, cause) of a refused decode of a valid stream: asked with height and width swapped; the
+    refusal's own words against the stream's planar buffer size (``refusal``); for a stream beyond
+    :data:`LARGE_SIDE`, streams of the same configuration (``codec``) and smaller sides, to find a size cap.
 
     A decoder that takes the first axis for the width refuses every stream whose sides differ
     (the frame does not fit the chunk it thinks it was given) and decodes them into the
     swapped shape: that is JPEG-DIM-01, whatever rule the refused case is about.
     """
     shape = tuple(int(n) for n in shape)
-    if len(shape) < 2 or shape[0] == shape[1]:
+    if len(shape) < 2:
         return None
+    capped = _decode_cap(decode, parsed, shape, codec) if codec is not None and max(shape[:2]) > LARGE_SIDE else None
+    if capped is not None:  # first: a decoder with a cap on one side may decode the stream into the swapped shape
+        return capped
     swapped = (shape[1], shape[0], *shape[2:])
-    if attempt(decode, parsed, bytes(data), swapped).ok:
-        return "JPEG-DIM-01", (f"it decodes the same stream into {list(swapped)}, the chunk shape {list(shape)} with height "
-                               "and width swapped: the spatial axes are (H, W)")
-    return None
+    if shape[0] != shape[1] and attempt(decode, parsed, bytes(data), swapped).ok:
+        return Diagnosis("JPEG-DIM-01", f"it decodes the same stream into {list(swapped)}, the chunk shape {list(shape)} "
+                                        "with height and width swapped: the spatial axes are (H, W)",
+                         Cause("decode", "swapped-axes", "JPEG-DIM-01", "takes the chunk's first axis for the width: it "
+                               "refuses streams whose sides do not fit that reading"))
+    return _planar_refusal(data, refusal)
+
+
+def _decode_cap(decode: Callable[[object, bytes, tuple[int, ...]], object], parsed: object, shape: tuple[int, ...],
+                codec: Mapping[str, Any]) -> Diagnosis | None:
+    """A size cap of a decoder (:func:`_cap_probe`), asked with streams of ``codec`` this project writes."""
+    from ..backends import BackendUnavailable, load_backend
+
+    for name in ("turbojpeg", "imagecodecs"):  # the strict backend first; imagecodecs writes YCbCr passthrough too
+        try:
+            writer = load_backend(name)
+            config = writer.parse(codec)
+            break
+        except (BackendUnavailable, ValueError, TypeError):
+            continue
+    else:
+        return None
+
+    def accepts(h: int, w: int) -> bool:
+        chunk = np.full((h, w, *shape[2:]), 128, dtype=np.uint8)
+        chunk[:, : min(w, 8)] = 0  # not flat: an image every decoder has to decode
+        try:
+            stream = writer.encode(config, chunk)
+        except (ValueError, TypeError) as exc:  # a side this project's writer cannot write: nothing to ask with
+            raise _NoProbe from exc
+        return attempt(decode, parsed, stream, (h, w, *shape[2:])).ok
+
+    try:
+        return _cap_probe(accepts, shape[0], shape[1], "decode")
+    except _NoProbe:
+        return None
+
+
+class _NoProbe(Exception):
+    """A probe that cannot be made here (a stream this project cannot write): no diagnosis."""
 
 
 def defaults_written(codec: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -224,13 +397,26 @@ def decoded_with_defaults(impl: Any, codec: Mapping[str, Any], data: bytes, shap
     return np.array(got.value, copy=True) if got.ok and isinstance(got.value, np.ndarray) else None
 
 
+#: A decoder whose colour transform the configuration chooses: the same stream decodes right under a configuration
+#: that names the stream's colour space (decoding ignores encoded_color_space, JPEG-DEC-01).
+FOLLOWS_CONFIGURATION = Cause("decode", "follows-configuration", "JPEG-DEC-01",
+                              "the configuration's encoded_color_space, not the stream's markers, chooses the colour "
+                              "transform when decoding")
+
 #: What a fault cured by writing the default decoded_color_space out cites.
 DEFAULT_TAKEN_WRONG = ("JPEG-DCS-02", "with decoded_color_space written out as its default, the same call is right: "
                        "the default was taken wrong")
 
 
+def default_taken_wrong(stage: str) -> Diagnosis:
+    """:data:`DEFAULT_TAKEN_WRONG` at ``stage`` (encode or decode), with its cause."""
+    return Diagnosis(*DEFAULT_TAKEN_WRONG, Cause(stage, "default-decoded-color-space", DEFAULT_TAKEN_WRONG[0],
+                                                 "takes an omitted decoded_color_space for something other than its "
+                                                 "default (grayscale for grayscale, rgb otherwise)"))
+
+
 def default_cure(impl: Any, codec: Mapping[str, Any], data: bytes, shape: Sequence[int],
-                 right: Callable[[np.ndarray], bool]) -> tuple[str, str] | None:
+                 right: Callable[[np.ndarray], bool]) -> Diagnosis | None:
     """:data:`DEFAULT_TAKEN_WRONG` where the decode with the default decoded_color_space written out is ``right``
     and the same decode under ``codec``, asked again now, is not (a fault that a fresh call does not repeat,
     such as a reused output buffer, is no fault of the default)."""
@@ -242,7 +428,7 @@ def default_cure(impl: Any, codec: Mapping[str, Any], data: bytes, shape: Sequen
     if control.ok and isinstance(control.value, np.ndarray) and control.value.shape == tuple(shape) and right(
             np.array(control.value, copy=True)):
         return None
-    return DEFAULT_TAKEN_WRONG
+    return default_taken_wrong("decode")
 
 
 def chunk_form(chunk: np.ndarray, mcu: tuple[int, int]) -> str:
@@ -253,13 +439,16 @@ def chunk_form(chunk: np.ndarray, mcu: tuple[int, int]) -> str:
 
 
 def judge_twin(judge: Any, twin: Any, accepted: Callable[[], Attempt[Any]], implementation: str,
-               diagnosed: Callable[[], bool] = lambda: False) -> None:
+               diagnosed: Callable[[], bool] = lambda: False,
+               hidden: Callable[[], tuple[Any, str] | None] | None = None) -> None:
     """Return when the implementation accepts the valid twin of the invalid case it rejected; else block the case by it.
 
     A rejection shows that the case is rejected for its own fault only where its valid twin,
     one place away, is accepted. A twin that is an optional feature (MAY) and is refused makes
     the case ``unsupported`` instead: the implementation does not do that feature at all;
     unless ``diagnosed()`` says the twin's refusal is about something else (its own case fails).
+    ``hidden()``, asked of a case blocked so: what the case shows once the twin's refusal is fixed
+    (:func:`latent`); recorded as the blocked case's ``latent``, which changes neither its outcome nor its level.
     """
     precondition, registry = ("twin", implementation, twin.id), _registry(judge)
     if precondition not in registry:
@@ -275,9 +464,16 @@ def judge_twin(judge: Any, twin: Any, accepted: Callable[[], Attempt[Any]], impl
     if twin.level == "MAY" and said.startswith("refused") and not diagnosed():
         judge.cite(twin.requirements[-1])
         judge.finish(Outcome.UNSUPPORTED, f"{why}; the twin is an optional feature")
+    shown = hidden() if hidden is not None and said.startswith("refused") else None
+    if shown is not None and judge.requirements:
+        probe, words = shown
+        judge.latent = {"requirement": judge.requirements[0], "words": words, "codec": probe}
+        why = f"{why}; latent: {words}"
     judge.block(twin.id, why)
 
 
-__all__ = ["LARGE_SIDE", "PARSE_PROBES", "DEFAULT_TAKEN_WRONG", "block_or_root", "chunk_form",
-           "decode_diagnosis", "decoded_with_defaults", "default_cure", "defaults_written", "encode_diagnosis", "judge_twin",
-           "key", "own_chunk_case", "own_parse_case", "parse_diagnosis", "written_with_defaults"]
+__all__ = ["LARGE_SIDE", "PARSE_PROBES", "DEFAULT_TAKEN_WRONG", "FOLLOWS_CONFIGURATION", "SQUEEZE", "block_or_root",
+           "chunk_form", "SWAPPED_AXES", "SWAPPED_AXES_WORDS", "decode_diagnosis", "decoded_with_defaults",
+           "default_cure", "default_taken_wrong", "defaults_written", "encode_diagnosis", "judge_twin", "key",
+           "latent", "own_chunk_case", "own_parse_case", "parse_diagnosis", "parse_probe", "squeezes",
+           "written_with_defaults"]

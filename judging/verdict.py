@@ -10,9 +10,10 @@ from __future__ import annotations
 import enum
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, NoReturn, TypeVar, cast
+from typing import Any, Generic, NamedTuple, NoReturn, TypeVar, cast
 
 import pytest
 
@@ -50,6 +51,42 @@ class Outcome(str, enum.Enum):  # noqa: UP042 - StrEnum would change str() and f
     ERROR = "error"
     CRASH = "crash"
     TIMEOUT = "timeout"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What a codec does wrong, as its author would say it: one defect, however many cases and rules show it.
+
+    ``stage`` (parse, encode, decode) and ``key`` (a short, stable name of the fault) are the defect's signature:
+    failing cases with the same signature are one finding (``report.roots``). ``requirement`` is the rule the defect
+    breaks, the one the finding is cited under; ``words`` name it, without the numbers of any one case (those stay in
+    the case's message), so that every case of the defect says the same.
+    """
+
+    stage: str
+    key: str
+    requirement: str
+    words: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.stage}.{self.key}"
+
+    def record(self) -> dict[str, str]:
+        """The results line's ``cause`` member (schema/results.schema.json)."""
+        return {"id": self.id, "requirement": self.requirement, "words": clip(self.words, MAX_CAUSE)}
+
+
+#: Cap on a cause's words in a results line.
+MAX_CAUSE = 600
+
+
+class Diagnosis(NamedTuple):
+    """What a probe or a comparison found a failure to be about: the rule to cite, why in words, and the defect."""
+
+    requirement: str
+    why: str
+    cause: Cause | None = None
 
 
 class ConformanceWarning(UserWarning):
@@ -134,6 +171,13 @@ class Judge:
         #: The finding this case shows: the requirement its first broken MUST cites, or for an
         #: error the stage and the exception's type (``parse: RuntimeError``).
         self.finding: str | None = None
+        #: The defect the finding is (:class:`Cause`), where a diagnosis named it; None where the cause is unknown.
+        self.cause: Cause | None = None
+        #: What a blocked case would show once its root is fixed (``judging.roots.latent``): requirement, words, codec.
+        self.latent: dict[str, Any] | None = None
+        #: Asked for the cause of the first MUST that fails without one (:meth:`explaining`): a diagnosis too costly to
+        #: run on every call, run only once something failed.
+        self.explain: Callable[[], Cause | None] | None = None
         #: The case whose failure this one stands on (outcome BLOCKED).
         self.blocked_by: str | None = None
         #: Preconditions that failed in earlier cases of this session, by key: the case that became their root.
@@ -148,8 +192,11 @@ class Judge:
         if requirement not in self.requirements:
             self.requirements.append(requirement)
 
-    def require(self, ok: bool, requirement: str, observed: str, *, level: str | None = None) -> None:
-        """Judge one check: a broken MUST fails now, a broken SHOULD warns and goes on."""
+    def require(self, ok: bool, requirement: str, observed: str, *, level: str | None = None,
+                cause: Cause | None = None) -> None:
+        """Judge one check: a broken MUST fails now, a broken SHOULD warns and goes on.
+
+        ``cause``: the defect a diagnosis found behind the broken check; the first failure's names the finding."""
         self.cite(requirement)  # a check that holds is evidence for its requirement too
         if ok:
             return
@@ -157,7 +204,25 @@ class Judge:
         outcome = broken(level or (req.level if req else "MUST"))
         if outcome is Outcome.FAIL and self.finding is None:
             self.finding = requirement
+            if cause is None and self.explain is not None:
+                explain, self.explain = self.explain, None
+                try:
+                    cause = explain()
+                except Exception as exc:  # noqa: BLE001 - a diagnosis that fails leaves the cause unnamed, not the verdict
+                    self.messages.append(f"note: the cause was not looked for: {type(exc).__name__}: {clip(str(exc), MAX_TEXT)}")
+            self.cause = self.cause or cause
+        if cause is not None:
+            observed = f"{observed} [cause: {cause.words}]" if cause.words not in observed else observed
         self.finish(outcome, f"{cite(requirement)}\n    observed: {observed}")
+
+    @contextmanager
+    def explaining(self, explain: Callable[[], Cause | None]) -> Iterator[None]:
+        """Within the block, a MUST that fails without a cause asks ``explain`` for one."""
+        before, self.explain = self.explain, explain
+        try:
+            yield
+        finally:
+            self.explain = before
 
     def block(self, root: str, why: str) -> NoReturn:
         """End the test as BLOCKED by the case ``root``: what it stands on failed there, so it is no second finding."""
@@ -197,7 +262,9 @@ class Judge:
             "message": clip("\n".join(self.ordered_messages()), MAX_RECORD),
             "metrics": self.metrics,
             **({"finding": self.finding} if self.finding and self.outcome in _FINDINGS else {}),
+            **({"cause": self.cause.record()} if self.cause and self.outcome in _FINDINGS else {}),
             **({"blocked_by": self.blocked_by} if self.outcome is Outcome.BLOCKED else {}),
+            **({"latent": self.latent} if self.latent and self.outcome is Outcome.BLOCKED else {}),
         }
 
 

@@ -5,7 +5,8 @@ implementation (each in its own pytest process), measures throughput, and writes
 DIR/matrix.json, DIR/matrix.md and DIR/matrix.html. ``--from DIR`` re-renders the pages
 from DIR's saved results without running anything; ``compare OLD.json NEW.json`` prints
 what changed between two matrix.json files, as Markdown; ``known-failures RESULTS.jsonl``
-writes the known-failures file that lists every case a run failed (``known_failures.py``).
+writes the known-failures file that lists every case a run failed (``known_failures.py``);
+``repro RESULTS.jsonl [FINDING ...] --out DIR`` writes a reproducer folder per root finding (``repro.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="zarr-jpeg-conformance-report",
         description="Build the compatibility matrix of Zarr v3 jpeg codec implementations. "
         "Subcommands: 'compare OLD.json NEW.json' prints the changes between two matrix.json files; "
-        "'known-failures RESULTS.jsonl [--out FILE]' writes the list of the cases a run failed, for --known-failures.",
+        "'known-failures RESULTS.jsonl [--out FILE]' writes the list of the cases a run failed, for --known-failures; "
+        "'repro RESULTS.jsonl [FINDING ...] --out DIR' writes a reproducer folder per root finding.",
     )
     p.add_argument("--out", type=Path, help="output folder (required unless --from is given)")
     p.add_argument("--from", dest="from_dir", type=Path, metavar="DIR",
@@ -123,6 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return spec_review_main(argv[1:])
     if argv[:1] == ["known-failures"]:
         return known_failures.main(argv[1:])
+    if argv[:1] == ["repro"]:
+        from .repro import main as repro_main
+
+        return repro_main(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     if args.from_dir is None and args.out is None:

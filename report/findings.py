@@ -37,11 +37,13 @@ def findings_text(results: Sequence[CaseResult]) -> str:
         known = sum(1 for f in findings if _known_mark(f.cases, cases) == " [known failure]")
         listed = f"; {'all' if known == len(findings) else known} of them known failures" if known else ""
         out.append(f"{name}: {roots_text(findings, blocked) or 'no root finding'}{listed}")
-        for f in findings:
+        for n, f in enumerate(findings, 1):
             shown = ", ".join(f.cases[:3]) + (f" and {len(f.cases) - 3} more" if len(f.cases) > 3 else "")
-            out.append(f"  {f.label} {f.level}{_known_mark(f.cases, cases)}: {len(f.cases)} case(s), blocks {f.blocked}: {shown}")
+            out.append(f"  {n}. {f.label} {f.level}{_known_mark(f.cases, cases)}: {len(f.cases)} case(s), blocks {f.blocked}: {shown}")
             # Unwrapped: a CI log wraps for its reader, and a message keeps its own line breaks.
-            out.extend(textwrap.indent(text, "      ") for text in (f.text, f.message) if text)
+            extra = [f"cause: {f.cause_text}" if f.outcome != "blocked" else "",
+                     f"also breaks: {', '.join(f.consequences)}" if f.consequences else "", f.latent_text(), f.given_text()]
+            out.extend(textwrap.indent(text, "      ") for text in (f.text, *extra, f.message) if text)
     return "\n".join(out)
 
 

@@ -25,7 +25,7 @@ from ..corpus.registry import requirements
 from . import saved
 from .parsing import ParserGroup, parser_groups, representative
 from .protection import Protection, core_protection
-from .roots import RootFinding, root_findings
+from .roots import RootFinding, repro_folder, root_findings
 from .rows import (
     GROUPS,
     PARSE_PREFIX,
@@ -82,6 +82,12 @@ class CaseResult:
     finding: str | None = None
     #: Of a blocked case: the case whose failure it stands on.
     blocked_by: str | None = None
+    #: Of a fail: the defect its diagnosis found (id, requirement, words); None where the cause is unknown.
+    cause: Mapping[str, str] | None = None
+    #: Of a blocked case: what it shows once its root is fixed (requirement, words, codec).
+    latent: Mapping[str, Any] | None = None
+    #: Of a row with a configuration of its own: each codec object and what the codec was given for it.
+    given: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def parse(self) -> bool:
@@ -322,6 +328,9 @@ def _case(rec: Mapping[str, Any]) -> CaseResult:
         test=rec.get("test", ""),
         finding=rec.get("finding"),
         blocked_by=rec.get("blocked_by"),
+        cause=rec.get("cause"),
+        latent=rec.get("latent"),
+        given=tuple(rec.get("given", ())),
     )
 
 
@@ -652,8 +661,12 @@ def to_json(m: Matrix) -> dict[str, Any]:
                 "totals": dict(sorted(m.totals(i.name).items())),
                 "root_findings": [
                     {"requirement": f.requirement, "outcome": f.outcome, "level": f.level, "text": f.text, "cases": f.cases,
-                     "blocked": f.blocked, "message": f.message}
-                    for f in m.roots(i.name)
+                     "blocked": f.blocked, "message": f.message, "cause": f.cause_text,
+                     **({"cause_id": f.cause_id} if f.cause_id else {}),
+                     "consequences": list(f.consequences),
+                     "latent": [{"case": c, "requirement": r, "words": w} for c, r, w in f.latent],
+                     **({"reproducer": repro_folder(i.name, n, f)} if f.outcome != "blocked" else {})}
+                    for n, f in enumerate(m.roots(i.name), 1)
                 ],
                 "judged_totals": dict(sorted(m.judged_totals(i.name).items())),
                 "writer_setting_totals": dict(sorted(m.writer_totals(i.name).items())),
@@ -701,6 +714,9 @@ def to_json(m: Matrix) -> dict[str, Any]:
                     **({"known": True} if c.known else {}),
                     **({"finding": c.finding} if c.finding else {}),
                     **({"blocked_by": c.blocked_by} if c.blocked_by else {}),
+                    **({"cause": dict(c.cause)} if c.cause else {}),
+                    **({"latent": dict(c.latent)} if c.latent else {}),
+                    **({"given": [dict(g) for g in c.given]} if c.given else {}),
                 }
                 for key, c in by_case.items()
             }

@@ -15,6 +15,7 @@ from .rows import GROUPS, SHORT, describe_classification
 from .wording import (
     COLUMNS,
     MEANING,
+    ROOT_COLUMNS,
     ROOTS_INTRO,
     SYMBOL,
     cell_text,
@@ -333,12 +334,14 @@ def _roots(m: Matrix) -> str:
             continue
         body = "".join(
             f'<tr><td class="o-{"fail" if f.outcome == "fail" else f.outcome}"><span class="rid">{_e(label)}</span></td>'
-            f"<td>{_level_badge(level) if level else ''}</td><td>{_e(text)}</td><td>{_e(cases)}</td>"
-            f'<td class="num">{_e(blocked)}</td><td>{_e(message)}</td></tr>'
-            for f, (label, level, text, cases, blocked, message) in zip(findings, root_rows(findings), strict=True)
+            f"<td>{_level_badge(level) if level else ''}</td><td>{_e(text)}</td><td>{_e(cause)}</td><td>{_e(cases)}</td>"
+            f'<td class="num">{_e(blocked)}</td><td>{_e(message)}</td>'
+            f"<td>{f'<a href={chr(34)}{_e(folder)}ISSUE.md{chr(34)}>{_e(folder)}</a>' if folder else ''}</td></tr>"
+            for f, (label, level, text, cause, cases, blocked, message, folder)
+            in zip(findings, root_rows(findings, impl.name), strict=True)
         )
-        out.append(f'<h3 id="roots-{_anchor(impl.name)}">{_e(impl.name)}</h3><table><thead><tr><th>rule</th><th>level</th>'
-                   "<th>the spec's words</th><th>cases that show it</th><th>blocked</th><th>message</th></tr></thead>"
+        head = "".join(f"<th>{_e(c if c != 'cases blocked' else 'blocked')}</th>" for c in ROOT_COLUMNS)
+        out.append(f'<h3 id="roots-{_anchor(impl.name)}">{_e(impl.name)}</h3><table><thead><tr>{head}</tr></thead>'
                    f"<tbody>{body}</tbody></table>")
     clean = [i.name for i, f in rows if not f and m.cases.get(i.name)]
     if clean:

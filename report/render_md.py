@@ -13,6 +13,7 @@ from .rows import GROUPS, describe_classification
 from .wording import (
     COLUMNS,
     MEANING,
+    ROOT_COLUMNS,
     ROOTS_INTRO,
     SYMBOL,
     cell_text,
@@ -82,7 +83,7 @@ def _roots(m: Matrix) -> list[str]:
     for impl, findings in rows:
         if findings:
             out += [f"### {impl.name}", ""]
-            out += _table(["rule", "level", "the spec's words", "cases that show it", "cases blocked", "message"], root_rows(findings))
+            out += _table(list(ROOT_COLUMNS), root_rows(findings, impl.name))
     clean = [i.name for i, f in rows if not f and m.cases.get(i.name)]
     if clean:
         out += [f"No root finding: {', '.join(clean)}.", ""]

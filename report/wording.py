@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from ..corpus.modes import MODE
 from .model import FINDING_OUTCOMES, SEVERITY, CaseResult, Cell, Implementation, Matrix
-from .roots import RootFinding, roots_text
+from .roots import RootFinding, repro_folder, roots_text
 
 SYMBOL = {
     "pass": "✔",
@@ -181,19 +181,45 @@ def mode_order(modes: list[str]) -> list[str]:
 
 __all__ = ["COLUMNS", "MEANING", "ROOTS_INTRO", "SYMBOL", "cell_text", "compact_cell_text", "counts_text", "evidence_groups",
            "mode_order", "parse_only",
-           "protection_columns", "protection_intro", "root_rows", "short_verdict", "untested_row", "untested_text", "verdict", "versions_text"]
+           "protection_columns", "protection_intro", "ROOT_COLUMNS", "cause_cell", "root_rows", "short_verdict", "untested_row",
+           "untested_text", "verdict", "versions_text"]
 
 
-def root_rows(findings: list[RootFinding]) -> list[list[str]]:
-    """The root-findings table of one row: rule, level, the spec's words, cases, blocked, one message."""
-    return [[f.label, f.level, f.text, ", ".join(f.cases[:6]) + (f" and {len(f.cases) - 6} more" if len(f.cases) > 6 else ""),
-             str(f.blocked), f.message] for f in findings]
+#: The columns of a root-findings table (:func:`root_rows`).
+ROOT_COLUMNS = ("rule", "level", "the spec's words", "cause", "cases that show it", "cases blocked", "message", "reproducer")
+
+
+def cause_cell(f: RootFinding) -> str:
+    """The cause of a finding, the other rules it breaks and what it hides, in words."""
+    parts = [f.cause_text]
+    if f.consequences:
+        parts.append(f"also breaks: {', '.join(f.consequences)}")
+    if f.latent:
+        parts.append(f.latent_text())
+    parts.append(f.given_text())
+    return "; ".join(p for p in parts if p)
+
+
+def root_rows(findings: list[RootFinding], implementation: str = "") -> list[list[str]]:
+    """The root-findings table of one row: rule, level, the spec's words, cause, cases, blocked, one message, and
+    the folder its reproducer is written to (``report repro``)."""
+    return [[f.label, f.level, f.text, cause_cell(f),
+             ", ".join(f.cases[:6]) + (f" and {len(f.cases) - 6} more" if len(f.cases) > 6 else ""),
+             str(f.blocked), f.message, repro_folder(implementation, i, f) if f.outcome != "blocked" else ""]
+            for i, f in enumerate(findings, 1)]
+
+
 
 
 ROOTS_INTRO = (
-    "Each row's deviations, each once: its failing cases grouped by the rule each failure is charged to (the suites "
-    "diagnose a fault before citing a rule: a refused configuration is asked again with the omitted member written out, "
-    "a wrong decode is compared with the classic faults). A case that could not run because something it stands on failed "
-    "(the parse of its configuration, the encode of its chunk, its valid twin) is blocked by the case that holds the "
-    "finding, and counted under that finding, not as a second failure."
+    "Each row's defects, each once: its failing cases grouped by the cause the suites' diagnosis names (the same stage "
+    "and the same fault, e.g. an encoder that reads the chunk channel-outermost), cited under the rule the defect breaks, "
+    "with the other rules its cases break listed as consequences. Where no diagnosis names the cause, the cases are "
+    "grouped by the rule each failure is charged to, and the cause column says so. A case that could not run because "
+    "something it stands on failed (the parse of its configuration, the encode of its chunk, its valid twin) is blocked "
+    "by the case that holds the finding and counted under it; what such a case shows once the finding is fixed (asked "
+    "again with the finding's cause removed) is listed as latent. Each finding's reproducer (its column: files, one "
+    "command that reruns its cases, an upstream report in ISSUE.md; for a harness, the protocol requests and a script "
+    "that replays them without the suite) is written there by `python -m zarr_jpeg_conformance.report repro <this "
+    "folder>`."
 )

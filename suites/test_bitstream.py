@@ -43,11 +43,14 @@ def test_stream_structure(impl, mode, quality, judge) -> None:
     if mode.channels == 1:
         chunk = chunk[:, :, 0]
     calls = Calls(judge, impl, mode.codec(quality), chunk.shape)
-    data = calls.write(chunk)
+    what = f"encode at quality {quality}"
+    data = calls.write(chunk, what)
     judge.metrics.update(bytes=len(data), quality=quality)
-    info = check_written(judge, data, calls.config, chunk.shape)
-    check_jfif(judge, info, calls.config)
-    check_samples(judge, data, calls.config, chunk, defaults=lambda: roots.written_with_defaults(impl, calls.codec, chunk))
+    with judge.explaining(lambda: calls.written_cause(data, chunk)):
+        info = check_written(judge, data, calls.config, chunk.shape, what)
+        check_jfif(judge, info, calls.config)
+        check_samples(judge, data, calls.config, chunk, what,
+                      defaults=lambda: roots.written_with_defaults(impl, calls.codec, chunk))
 
 
 #: Every optional factor set of the configuration corpus, including factor 3 and the sets

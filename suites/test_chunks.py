@@ -11,9 +11,9 @@ import pytest
 from zarr_jpeg_conformance.core.markers import inspect
 from zarr_jpeg_conformance.corpus.cases import ChunkCase, chunk_cases, twin_of
 from zarr_jpeg_conformance.corpus.images import make_chunk
-from zarr_jpeg_conformance.judging.checks import Calls, case_params, judge_error, raised
+from zarr_jpeg_conformance.judging.checks import Calls, case_params, judge_error, raised, squeezed_frame
 from zarr_jpeg_conformance.judging.decode_tolerances import check_decode
-from zarr_jpeg_conformance.judging.roots import judge_twin
+from zarr_jpeg_conformance.judging.roots import SQUEEZE, judge_twin, squeezes
 from zarr_jpeg_conformance.judging.verdict import attempt
 
 pytestmark = pytest.mark.roles("encode")
@@ -32,7 +32,14 @@ def test_encode_chunk(impl, case, judge) -> None:
             judge_error(judge, f"encode of the invalid {where}", got)
         if got.ok:
             requirement, why = _accepted_as(got.value, case)
-            judge.require(False, requirement, f"{where}: encode accepted it{why}", level=case.level if requirement == case.requirements[0] else None)
+            cause = None
+            if squeezed_frame(got.value, case.chunk.shape) and squeezes(impl.encode, parsed, (3,) if calls.config.components == 3 else ()):
+                # Not channels taken first: the encoder drops every length-1 axis (an (8, 1, 16) probe becomes an 8x16 image).
+                info = inspect(bytes(got.result))
+                requirement, why, cause = case.requirements[0], f": its stream is a {info.height}x{info.width} image, " \
+                    "the chunk without its length-1 axes", SQUEEZE
+            judge.require(False, requirement, f"{where}: encode accepted it{why}",
+                          level=case.level if requirement == case.requirements[0] else None, cause=cause)
         judge.metrics["rejection"] = raised(got)[:200]
         twin = twin_of(case)
         spec = twin.chunk

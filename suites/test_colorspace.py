@@ -59,9 +59,10 @@ def test_rgb_raw_components(impl, judge) -> None:
     again = other.decode(data, chunk.shape, "decode of the rgb stream under a ycbcr 4:2:0 configuration")
     diff = int(np.abs(again.astype(np.int16) - out.astype(np.int16)).max())
     cure = roots.default_cure(impl, other.codec, data, chunk.shape, lambda right: bool(np.array_equal(right, out))) if diff else None
-    requirement, why = cure or ("JPEG-DEC-01", "the configuration, not the stream, chose the colour transform")
+    requirement, why, cause = cure or ("JPEG-DEC-01", "the configuration, not the stream, chose the colour transform",
+                                       roots.FOLLOWS_CONFIGURATION)
     judge.require(diff == 0, requirement, f"decoding the rgb stream under a ycbcr configuration gives samples up to {diff} "
-                  f"levels from its decode under the rgb configuration: {why}")
+                  f"levels from its decode under the rgb configuration: {why}", cause=cause)
 
 
 C422 = [(2, 1), (1, 1), (1, 1)]

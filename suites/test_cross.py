@@ -119,7 +119,10 @@ def test_cross_decode(impl, case, judge) -> None:
     if got.rejection is not None:
         if kind == "decode-or-reject":
             judge.finish(Outcome.UNSUPPORTED, f"{what} refused, which {case.requirements[0]} allows: {raised(got)}")
-        judge.require(False, case.requirements[0], f"{what} refused: {raised(got)}")
+        # What the refusal is about (judging.roots), asked only where refusing is a fail: no probe changes a case's level.
+        requirement, why, cause = (roots.decode_diagnosis(impl.decode, calls.parse(), data, chunk.shape, got.rejection,
+                                                          mode.codec(QUALITY)) or (case.requirements[0], "", None))
+        judge.require(False, requirement, f"{what} refused: {raised(got)}" + (f"; {why}" if why else ""), cause=cause)
     out = owned(judge, got.value, chunk.shape, what)
     judge.metrics["psnr"] = round(psnr(chunk, out), 3)
     config = parse_codec(mode.codec(QUALITY))

@@ -34,7 +34,7 @@ from zarr_jpeg_conformance.judging.checks import (
 )
 from zarr_jpeg_conformance.judging.decode_tolerances import cite_decode, diagnose, difference, judge_reconstruction
 from zarr_jpeg_conformance.judging.memory import resident_peak
-from zarr_jpeg_conformance.judging.verdict import Attempt, Outcome, attempt
+from zarr_jpeg_conformance.judging.verdict import Attempt, Cause, Diagnosis, Outcome, attempt
 
 pytestmark = pytest.mark.roles("decode")
 
@@ -140,7 +140,11 @@ def _decode(impl: Any, parsed: object, data: bytes, shape: tuple[int, ...], *, t
 
 def _describe(value: object) -> str:
     if isinstance(value, np.ndarray):
-        return f"an array {value.dtype} {value.shape}"
+        what = f"an array {value.dtype} {value.shape}"
+        if value.size and value.dtype.kind in "uif" and value.min() == value.max():
+            first = value.flat[0].item()
+            return f"{what}, every sample {first}" + (" (all zeros)" if first == 0 else " (constant)")
+        return what
     return f"a {type(value).__name__}"
 
 
@@ -182,26 +186,34 @@ def _rejected(case: StreamCase, judge: Any, got: Attempt[Any], impl: Any, parsed
     # What the refusal is about, asked again with one thing changed (judging.roots): the chunk's sides swapped. Not
     # where the case allows any refusal: no probe turns an allowed refusal into a fail, or a MAY case into a MUST.
     obliged = case.expect != "decode-or-reject" or case.decode_if_parsed is not None
-    diagnosis = roots.decode_diagnosis(impl.decode, parsed, data, case.chunk_shape) if obliged else None
+    diagnosis = (roots.decode_diagnosis(impl.decode, parsed, data, case.chunk_shape, got.rejection, case.codec)
+                 if obliged else None)
     if diagnosis is None and case.decode_if_parsed is not None and attempt(impl.parse, case.decode_if_parsed).ok:
         judge.require(False, case.requirements[0],
                       f"{case.description}: the implementation accepts {case.decode_if_parsed['configuration']} when "
                       f"parsing, so it claims to decode such streams (JPEG-ECS-11), yet refused this one under "
-                      f"{case.codec['configuration']} (decoding ignores encoded_color_space, JPEG-DEC-01): {raised(got)}")
+                      f"{case.codec['configuration']} (decoding ignores encoded_color_space, JPEG-DEC-01): {raised(got)}",
+                      cause=_REFUSES_BY_CONFIGURATION)
     if diagnosis is None and case.expect == "decode-or-reject":
         if case.level == "MAY":
             judge.finish(Outcome.UNSUPPORTED, f"refused, which {case.requirements[0]} allows: {raised(got)}")
         judge.finish(Outcome.PASS, f"refused, which {case.requirements[0]} allows: {raised(got)}")
         return
     diagnosis = diagnosis or _refused_for_its_configuration(case, impl, data)
-    requirement, why = diagnosis or (case.requirements[0], "")
-    judge.require(False, requirement, f"{case.description}: decode refused: {raised(got)}" + (f"; {why}" if why else ""))
+    requirement, why, cause = diagnosis or (case.requirements[0], "", None)
+    judge.require(False, requirement, f"{case.description}: decode refused: {raised(got)}" + (f"; {why}" if why else ""),
+                  cause=cause)
 
 
 _C444 = ((1, 1), (1, 1), (1, 1))
+#: A stream refused under a configuration the implementation accepted, which it decodes under another: the
+#: configuration, which decoding ignores, decided.
+_REFUSES_BY_CONFIGURATION = Cause("decode", "refuses-by-configuration", "JPEG-DEC-01",
+                                  "refuses at decode a stream it decodes under another configuration: the "
+                                  "configuration, which decoding ignores, decides whether it decodes")
 
 
-def _refused_for_its_configuration(case: StreamCase, impl: Any, data: bytes) -> tuple[str, str] | None:
+def _refused_for_its_configuration(case: StreamCase, impl: Any, data: bytes) -> Diagnosis | None:
     """A refusal under a configuration with an optional feature the implementation accepted (rgb, passthrough),
     of a stream it decodes under the stream's own plain configuration: the feature refused after it was accepted."""
     config = parse_codec(case.codec)
@@ -214,12 +226,15 @@ def _refused_for_its_configuration(case: StreamCase, impl: Any, data: bytes) -> 
     if not parsed.ok or not attempt(impl.decode, parsed.value, data, case.chunk_shape).ok:
         return None
     feature = features[0]
-    return feature.afterwards, (f"it decodes the same {stored} stream under {plain['configuration']} and accepted "
-                                f"{case.codec['configuration']} when parsing ({feature.requirement}): the refusal is of the "
-                                "configuration, which decoding ignores")
+    return Diagnosis(feature.afterwards, f"it decodes the same {stored} stream under {plain['configuration']} and accepted "
+                                         f"{case.codec['configuration']} when parsing ({feature.requirement}): the refusal "
+                                         "is of the configuration, which decoding ignores",
+                     Cause("decode", f"refuses-{feature.requirement.lower()}-after-parse", feature.afterwards,
+                           f"accepts the optional feature of {feature.requirement} when parsing, then refuses at decode "
+                           "streams it decodes under a plain configuration"))
 
 
-def _follows_configuration(case: StreamCase, impl: Any, data: bytes, right: Any) -> tuple[str, str] | None:
+def _follows_configuration(case: StreamCase, impl: Any, data: bytes, right: Any) -> Diagnosis | None:
     """JPEG-DEC-01 where a wrong decode under a configuration whose encoded_color_space is not the stream's
     comes out right under a configuration that names the stream's: the configuration chose the transform."""
     config = parse_codec(case.codec)
@@ -233,8 +248,9 @@ def _follows_configuration(case: StreamCase, impl: Any, data: bytes, right: Any)
         return None
     if not right(np.asarray(again.value)):
         return None
-    return "JPEG-DEC-01", (f"a decode that follows the configuration: the same stream decodes right under "
-                           f"encoded_color_space {stored!r}, and decoding ignores encoded_color_space")
+    return Diagnosis("JPEG-DEC-01", f"a decode that follows the configuration: the same stream decodes right under "
+                                    f"encoded_color_space {stored!r}, and decoding ignores encoded_color_space",
+                     roots.FOLLOWS_CONFIGURATION)
 
 
 def _accepted(case: StreamCase, judge: Any, out: object, data: bytes, impl: Any) -> None:
@@ -250,7 +266,7 @@ def _accepted(case: StreamCase, judge: Any, out: object, data: bytes, impl: Any)
     def right(again: np.ndarray) -> bool:
         return judge_reconstruction(again, data, config, references, str(case.tolerance)).ok
 
-    def cure() -> tuple[str, str] | None:
+    def cure() -> Diagnosis | None:
         return (roots.default_cure(impl, case.codec, data, case.chunk_shape, right)
                 or _follows_configuration(case, impl, data, right))
 
@@ -258,9 +274,10 @@ def _accepted(case: StreamCase, judge: Any, out: object, data: bytes, impl: Any)
         # The stream's reading is itself an interpretation (e.g. JPEG-X-12): warn under it, naming the rule it looks like.
         judge.metrics.update(judged.metrics)
         if not judged.ok:
-            found = cure() or diagnose(out, judged.expected, inspect(data).stored_color_space, config.decoded_color_space)
+            found = cure() or diagnose(out, judged.expected, inspect(data).stored_color_space, config.decoded_color_space,
+                                       data=data)
             judge.require(False, case.requirements[0], f"{case.description}: {judged.observed}"
-                          + (f"; it looks like {found[1]} [{found[0]}]" if found else ""))
+                          + (f"; it looks like {found.why} [{found.requirement}]" if found else ""))
         return
     # Optional (MAY) streams may be rejected, but once decoded they must decode right.
     cite_decode(judge, judged, out, data, config, case.description, cure=cure, level="MUST")

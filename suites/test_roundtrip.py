@@ -42,9 +42,9 @@ def _roundtrip(judge, impl, mode: Mode, quality: int, chunk: np.ndarray) -> tupl
     for r in mode.requirements:
         judge.cite(r)
     calls = Calls(judge, impl, mode.codec(quality), chunk.shape)
-    data = calls.encode(chunk)
+    data = calls.encode(chunk, f"encode at quality {quality}")
     out = calls.decode(data, chunk.shape, "decode of its own stream")
-    check_decode(judge, out, data, calls.config, f"{impl.name}'s decode of its own {mode.id} stream",
+    check_decode(judge, out, data, calls.config, f"{impl.name}'s decode of its own {mode.id} stream (quality {quality})",
                  defaults=lambda: roots.decoded_with_defaults(impl, calls.codec, data, chunk.shape))
     return out, data
 
@@ -143,7 +143,7 @@ def test_quality_sweep(impl, mode, judge) -> None:
     for q in SWEEP_QUALITIES:
         # The encoder's part, judged by its streams: read back by libjpeg-turbo, never by its own decoder.
         calls = Calls(judge, impl, mode.codec(q), chunk.shape)
-        data = calls.encode(chunk)
+        data = calls.encode(chunk, f"encode at quality {q}")
         points.append((q, psnr(chunk, libjpeg_turbo_decode(data, calls.config, chunk.shape)), len(data)))
     judge.metrics["sweep"] = ";".join(f"{q}:{p:.2f}:{n}" for q, p, n in points)
     (q_lo, p_lo, n_lo), (q_hi, p_hi, n_hi) = points[0], points[-1]

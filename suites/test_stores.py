@@ -127,7 +127,7 @@ def _read(impl: Any, case: Store, judge: Any) -> tuple[np.ndarray, list[Any]]:
             if got.error is not None:
                 judge_error(judge, what, got)
             judge_refusal(judge, calls_.support, "decode", what, got,
-                          roots.decode_diagnosis(impl.decode, parsed, call.data, call.shape))
+                          roots.decode_diagnosis(impl.decode, parsed, call.data, call.shape, got.rejection, codec))
         out = owned(judge, call.result, call.shape, what)
         # As in the decode-stream and cross suites: a wrong decode with no classic fault breaks JPEG-DEC-01.
         _judge_chunk(judge, impl, codec, call.data, out, what)

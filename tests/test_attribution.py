@@ -89,6 +89,15 @@ WARNS: dict[str, str] = {"NoJfif": "JPEG-X-06", "NonMonotoneStep": "JPEG-X-16",
 #: Root findings beside the adapter's own that the suites cannot yet attribute to it, with why.
 #: Each is a known gap of the diagnosis, shown here rather than hidden; the accuracy counts it.
 NOT_YET: dict[str, tuple[set[str], str]] = {}
+#: Wrong adapters whose fault is more than one defect of the rule they break, with how many and why: a finding is a
+#: defect, and encode and decode are separate code paths an author fixes separately. Every other adapter has one.
+DEFECTS: dict[str, tuple[int, str]] = {
+    "TransposedAxes": (2, "its encode writes the chunk transposed and its decode refuses streams whose sides do not fit "
+                          "(W, H): two code paths"),
+    "PassthroughConverts": (3, "its encode converts the input it should store as it is; its decode converts YCbCr streams "
+                               "to RGB and back, and converts RGB streams to YCbCr once more than the rule: each named "
+                               "as what it does to the stream it was given"),
+}
 #: Legal variants (tests/legal_adapters.py) run the same way: no root finding at all.
 LEGAL: tuple[str, ...] = ("legal_adapters:QualityMinusTen", "legal_adapters:PlateauAt80", "legal_adapters:BelowTheFloors",
                           "legal_adapters:RestartsAndOptimizedTables")
@@ -143,11 +152,21 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[list[str]
     return found
 
 
+def _defects(adapter: str) -> int:
+    return DEFECTS.get(adapter, (1, ""))[0]
+
+
+def _right(adapter: str, labels: list[str]) -> bool:
+    """Its defects, each once, each citing the rule it breaks (a SHOULD fault: none)."""
+    return labels == ([BREAKS[adapter]] * _defects(adapter) if adapter in BREAKS else [])
+
+
 @pytest.mark.parametrize("adapter", sorted(BREAKS))
 def test_root_findings_cite_the_rule_broken(roots: dict[str, tuple[list[str], int]], adapter: str) -> None:
     labels, _ = roots[adapter]
     if adapter not in NOT_YET:
-        assert labels == [BREAKS[adapter]], f"{adapter}: root findings {labels}, expected only {BREAKS[adapter]}"
+        assert _right(adapter, labels), (f"{adapter}: root findings {labels}, expected {_defects(adapter)} citing "
+                                         f"{BREAKS[adapter]} and nothing else")
         return
     extra, why = NOT_YET[adapter]
     assert BREAKS[adapter] in labels and set(labels) - {BREAKS[adapter]} == extra, (
@@ -167,7 +186,7 @@ def test_a_should_fault_is_a_warning_and_no_root(roots: dict[str, tuple[list[str
 
 def test_attribution_accuracy(roots: dict[str, tuple[list[str], int]], capsys: pytest.CaptureFixture[str]) -> None:
     """Printed: wrong adapters whose only root finding is their own rule (a SHOULD fault: none), out of all."""
-    right = [a for a in ALL if roots[a][0] == ([BREAKS[a]] if a in BREAKS else [])]
+    right = [a for a in ALL if _right(a, roots[a][0])]
     with capsys.disabled():
         print(f"\nattribution accuracy: {len(right)}/{len(ALL)} wrong adapters have exactly their own root finding "
               f"({100 * len(right) / len(ALL):.0f} %); not yet: {', '.join(sorted(set(ALL) - set(right))) or 'none'}")

@@ -28,9 +28,10 @@ def test_findings_name_each_root_once_with_what_it_blocks(tmp_path: Path, capsys
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     lines = out.splitlines()
     assert lines[0] == "my-codec: 1 root finding (JPEG-SUB-05); 3 cases blocked"
-    assert lines[1] == "  JPEG-SUB-05 MUST: 1 case(s), blocks 3: config.quality.min"
+    assert lines[1] == "  1. JPEG-SUB-05 MUST: 1 case(s), blocks 3: config.quality.min", "numbered: report repro takes the number"
     assert lines[2].startswith("      With encoded_color_space: rgb or grayscale, no subsampling is applied"), "the spec's words, whole"
-    assert lines[3] == "      [JPEG-SUB-05] observed: refused", "then what was observed"
+    assert lines[3] == "      cause: cause not named: the cases are grouped by the rule they break (JPEG-SUB-05)"
+    assert lines[4] == "      [JPEG-SUB-05] observed: refused", "then what was observed"
     assert not any(line.startswith("-:") for line in lines), "the corpus's own checks are no implementation"
 
 
@@ -49,7 +50,7 @@ def test_a_finding_shows_three_cases_and_counts_the_rest(tmp_path: Path, capsys:
         assert main([str(results)]) == 0
         lines = capsys.readouterr().out.splitlines()  # type: ignore[attr-defined]
         more = " and 1 more" if shown > 3 else ""
-        assert lines[1] == f"  JPEG-SUB-05 MUST: {shown} case(s), blocks 0: {', '.join(cases[:3])}{more}"
+        assert lines[1] == f"  1. JPEG-SUB-05 MUST: {shown} case(s), blocks 0: {', '.join(cases[:3])}{more}"
 
 
 def test_a_missing_or_empty_results_file_is_said_plainly(tmp_path: Path, capsys: object) -> None:
@@ -79,7 +80,7 @@ def test_known_failures_are_marked(tmp_path: Path, capsys: object) -> None:
     assert main([str(results)]) == 0
     lines = capsys.readouterr().out.splitlines()  # type: ignore[attr-defined]
     assert lines[0] == "my-codec: 2 root findings (JPEG-Q-01, JPEG-SUB-05); 1 of them known failures"
-    assert [ln for ln in lines if ln.startswith("  JPEG-")] == [
-        "  JPEG-Q-01 MUST [known: 1 of 2 cases]: 2 case(s), blocks 0: config.quality.max, config.quality.zero",
-        "  JPEG-SUB-05 MUST [known failure]: 1 case(s), blocks 0: config.quality.min",
+    assert [ln for ln in lines if ln[2:3].isdigit()] == [
+        "  1. JPEG-Q-01 MUST [known: 1 of 2 cases]: 2 case(s), blocks 0: config.quality.max, config.quality.zero",
+        "  2. JPEG-SUB-05 MUST [known failure]: 1 case(s), blocks 0: config.quality.min",
     ]

@@ -4,6 +4,7 @@ its configuration, whose verdicts the rows show, and where each runs."""
 from __future__ import annotations
 
 import ast
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,14 @@ from zarr_jpeg_conformance.adapters import ZARR_CODECS, AdapterLoadError, kind_o
 from zarr_jpeg_conformance.adapters.cft_zarr import to_cft_zarr
 from zarr_jpeg_conformance.adapters.imagecodecs_zarr import imagecodecs_jpeg_object
 from zarr_jpeg_conformance.adapters.osml_zarr import to_osml
-from zarr_jpeg_conformance.adapters.zarr_codecs import CodecRefusal, NoEquivalent, codec_refusals
+from zarr_jpeg_conformance.adapters.zarr_codecs import (
+    SPEC_MEMBERS,
+    CodecRefusal,
+    GivenLog,
+    NoEquivalent,
+    codec_refusals,
+)
+from zarr_jpeg_conformance.corpus.cases import config_cases
 from zarr_jpeg_conformance.harnesses.server import _rejected
 from zarr_jpeg_conformance.report.run import default_specs
 
@@ -83,6 +91,82 @@ def test_subsampling_maps_to_the_imagecodecs_names(luma: list[int], name: str) -
 def test_what_has_no_equivalent_is_refused_saying_so(codec: object, mapping: Any, words: str) -> None:
     with pytest.raises(NoEquivalent, match=r"^\S+: .*" + words.replace("[", r"\[").replace("(", r"\(")):
         mapping(codec)
+
+
+_SPACES = {"GRAYSCALE": "grayscale", "RGB": "rgb", "YCbCr": "ycbcr", "MONO": "grayscale", "YCbCr601": "ycbcr"}
+_FACTORS = {name: [list(luma), [1, 1], [1, 1]] for luma, name in {(1, 1): "444", (2, 1): "422", (2, 2): "420", (1, 2): "440",
+                                                                    (4, 1): "411"}.items()}
+
+
+def _spec_values(codec: Any, members: tuple[str, ...]) -> dict[str, Any]:
+    """The members of the spec's configuration a mapping carries, as JSON: decoded_color_space with its default filled
+    in, and subsampling left out where it is the grayscale or rgb default, as JSON integers (which no codec here has a
+    member for: any other value must have been refused)."""
+    config = dict(codec["configuration"])
+    encoded = config.get("encoded_color_space")
+    config.setdefault("decoded_color_space", "grayscale" if encoded == "grayscale" else "rgb")
+    if encoded != "ycbcr" and "subsampling" in config and "subsampling" in members:
+        assert json.dumps(config.pop("subsampling")) == json.dumps([[1, 1]] if encoded == "grayscale" else [[1, 1]] * 3)
+    return {k: v for k, v in config.items() if k in members}
+
+
+def _read_back(mapping: Any, given: dict[str, Any]) -> dict[str, Any]:
+    """The spec's members as the codec's own configuration says them: the inverse of each mapping, value for value."""
+    cfg = given["configuration"]
+    out: dict[str, Any] = {}
+    if "level" in cfg:
+        out["quality"] = cfg["level"]
+    if "subsampling" in cfg:
+        out["subsampling"] = _FACTORS[cfg["subsampling"]]
+    if mapping is imagecodecs_jpeg_object:
+        out.update(encoded_color_space=_SPACES[cfg["colorspace_jpeg"]], decoded_color_space=_SPACES[cfg["colorspace_data"]])
+    if mapping is to_osml:
+        out.update(encoded_color_space=_SPACES[cfg["color_space"]])
+    return out
+
+
+#: Per mapping, the spec's members its codec's configuration carries.
+_CARRIED = {to_cft_zarr: ("quality", "subsampling"), imagecodecs_jpeg_object: SPEC_MEMBERS, to_osml: ("encoded_color_space",)}
+
+
+@pytest.mark.parametrize("case", config_cases(), ids=lambda c: c.id)
+def test_each_mapping_gives_the_codec_the_spec_values_verbatim_or_refuses(case: Any) -> None:
+    """On every configuration case: what a codec is given reads back as the spec's codec object, value for value as JSON
+    (true is not 1, 2.0 is not 2), or the mapping refuses saying it has no equivalent. Python's == cannot tell:
+    [[2, 2], [true, true], [true, true]] == [[2, 2], [1, 1], [1, 1]], which once gave the codecs 4:2:0 for it."""
+    for mapping, members in _CARRIED.items():
+        try:
+            given = mapping(case.codec)
+        except NoEquivalent:
+            continue
+        assert json.dumps(_read_back(mapping, given), sort_keys=True) == json.dumps(
+            _spec_values(case.codec, members), sort_keys=True), (mapping.__name__, case.codec, given)
+
+
+@pytest.mark.parametrize("factors", [[[2, 2], [True, True], [True, True]], [[2.0, 2.0], [1, 1], [1, 1]],
+                                     [[True, True], [1, 1], [1, 1]]], ids=["bool-chroma", "float-luma", "bool-luma"])
+def test_factors_that_are_not_json_integers_have_no_imagecodecs_name(factors: list[Any]) -> None:
+    codec = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr", "subsampling": factors}}
+    for mapping in (to_cft_zarr, imagecodecs_jpeg_object):
+        with pytest.raises(NoEquivalent, match="as JSON integers"):
+            mapping(codec)
+    gray = _config(quality=90, subsampling=[[True, True]])
+    for mapping in (to_cft_zarr, imagecodecs_jpeg_object):
+        with pytest.raises(NoEquivalent, match=r"\[\[true, true\]\]"):
+            mapping(gray)
+
+
+def test_the_adapter_logs_what_its_codec_was_given_and_what_it_could_not_give() -> None:
+    """What every results line of such a row carries (judging.plugin, ``given``)."""
+    log = GivenLog()
+    start = log.count
+    log.add(GRAY, {"name": "cft_zarr.jpeg", "configuration": {"level": 90}})
+    log.add(GRAY, {"name": "cft_zarr.jpeg", "configuration": {"level": 90}})
+    log.add(_config(quality=90, subsampling=[[True, True]]), None, "no equivalent")
+    assert log.since(start) == [{"codec": GRAY, "given": {"name": "cft_zarr.jpeg", "configuration": {"level": 90}}},
+                                {"codec": _config(quality=90, subsampling=[[True, True]]), "given": None,
+                                 "no_equivalent": "no equivalent"}]
+    assert log.since(log.count) == []
 
 
 def test_an_explicit_subsampling_of_ones_outside_ycbcr_maps_to_no_subsampling() -> None:
@@ -239,6 +323,21 @@ def test_zarrs_jpeg_parse_verdicts_are_its_own(zarrs_jpeg: Any) -> None:
     with pytest.raises(ValueError, match="missing field `subsampling`"):
         zarrs_jpeg.parse(GRAY)  # valid for the spec (JPEG-SUB-06: subsampling SHOULD be omitted)
     zarrs_jpeg.parse(_config(quality=0, subsampling=[[1, 1]]))  # invalid for the spec (JPEG-Q-01)
+
+
+def test_zarrs_jpeg_decodes_through_zarrs_codec_chain_whose_size_check_refuses_a_short_chunk(zarrs_jpeg: Any) -> None:
+    """As zarrs' array API calls it: a pass-through decode of a 4:2:0 stream that hands over fewer samples than the chunk
+    holds (zarrs_jpeg 0.2.0's turbo backend returns libjpeg-turbo's planar buffer) is zarrs' refusal naming both counts,
+    not a harness error; the rust backend returns the whole chunk."""
+    codec = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr", "decoded_color_space": "ycbcr",
+                                               "subsampling": [[2, 2], [1, 1], [1, 1]]}}
+    stream = load_adapter("turbojpeg").encode(load_adapter("turbojpeg").parse(YCBCR_420), np.full((32, 96, 3), 99, np.uint8))
+    parsed = zarrs_jpeg.parse(codec)
+    if zarrs_jpeg.name == "zarrs-jpeg-rust":
+        assert zarrs_jpeg.decode(parsed, stream, (32, 96, 3)).shape == (32, 96, 3)
+        return
+    with pytest.raises(ValueError, match="the size of a decoded chunk is 4608, expected 9216"):
+        zarrs_jpeg.decode(parsed, stream, (32, 96, 3))
 
 
 def test_zarrs_jpeg_cannot_represent_an_empty_chunk(zarrs_jpeg: Any) -> None:

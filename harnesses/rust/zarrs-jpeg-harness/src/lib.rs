@@ -1,8 +1,10 @@
 //! The zarrs_jpeg codec as zarrs builds it: the codec object goes into zarrs' metadata type
 //! and through `CodecChain::from_metadata`, so zarrs' codec registry finds the codec by its
 //! name and every parse verdict is zarrs_jpeg's (or zarrs'), not this project's. Chunks go
-//! through the chain's array-to-bytes codec with the request's dtype and shape as zarrs data
-//! types and chunk shapes, so the codec's own checks decide about them too.
+//! through that codec chain, as zarrs' array API sends every chunk it stores or retrieves,
+//! with the request's dtype and shape as zarrs data types and chunk shapes: the codec's own
+//! checks decide about them, and so do zarrs' (a decoded chunk whose byte count is not the
+//! chunk's is refused by the chain, `ArrayBytes::validate`, as a zarrs user sees it).
 //!
 //! Which backend the codec runs on is the feature the binary enables on zarrs_jpeg
 //! (`zarrs-jpeg-turbo`: the default, libjpeg-turbo; `zarrs-jpeg-rust`: `backend-rust`); this
@@ -22,8 +24,8 @@ pub struct ZarrsJpeg<const TURBO: bool> {
     pub libraries: Vec<(&'static str, String)>,
 }
 
-/// The codec a parse built: the chain's array-to-bytes codec.
-pub type Handle = Arc<dyn ArrayToBytesCodecTraits>;
+/// The codec a parse built: the chain zarrs' array API runs each chunk through (here its one codec).
+pub type Handle = Arc<CodecChain>;
 
 fn refusal(what: &str, error: impl std::fmt::Display, exception: &str) -> Refusal {
     Refusal::new(None, format!("{what}: {error}")).exception(exception)
@@ -83,7 +85,7 @@ impl<const TURBO: bool> Codec for ZarrsJpeg<TURBO> {
         let metadata: MetadataV3 = serde_json::from_value(codec.clone())
             .map_err(|err| refusal("not a zarrs codec metadata object", err, "serde_json::Error"))?;
         let chain = CodecChain::from_metadata(&[metadata]).map_err(|err| refusal("zarrs", err, "PluginCreateError"))?;
-        Ok(chain.array_to_bytes_codec().clone())
+        Ok(Arc::new(chain))
     }
 
     fn encode(&mut self, codec: &Handle, shape: &[u64], dtype: &str, samples: &[u8]) -> Result<Vec<u8>, Refusal> {
@@ -159,7 +161,7 @@ fn write_store(dir: &str, data: &str, spec: &str) -> Result<(), String> {
         zarrs::array::data_type::uint8(),
         0u8,
     );
-    builder.array_to_bytes_codec(codec);
+    builder.array_to_bytes_codec(codec.array_to_bytes_codec().clone());
     if shards.is_some() {
         builder.subchunk_shape(chunks);
     }
