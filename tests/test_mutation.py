@@ -128,6 +128,19 @@ def test_module_level_limits_run_the_tests_of_the_functions_that_use_them(mutant
     assert mutate.Selector(ROOT, table).tests(adobe) == (["tests/test_markers.py::test_c", "tests/test_scans.py::test_a"], [])
 
 
+def test_the_modules_of_a_subpackage_are_mutated_and_a_folder_that_is_no_package_is_not(tmp_path: Path,
+                                                                                     mutants: list[Mutant]) -> None:
+    """``judging/t81/`` is a package inside a target: its modules are checks like any other (they were left out when
+    only a target's own folder was read). A folder without ``__init__.py`` (a harness's sources) holds none."""
+    for folder in ("judging", "judging/t81", "judging/node_modules/x"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "check.py").write_text("def ok(x):\n    return x < 3\n")
+    (tmp_path / "judging" / "t81" / "__init__.py").write_text('"""A subpackage."""\n')
+    found = {m.path for m in all_mutants(tmp_path, [])}
+    assert found == {"judging/check.py", "judging/t81/check.py"}
+    assert any(m.path.startswith("judging/t81/") for m in mutants)
+
+
 def test_a_class_attribute_runs_the_tests_of_the_methods_that_read_it(tmp_path: Path) -> None:
     """A constant in a class body is read through ``self``: the tests of those methods can notice it,
     not only the tests that construct the class (issue 28: such mutants used to meet only the latter)."""
