@@ -898,3 +898,28 @@ def test_with_decode_each_chunk_is_read_by_t81s_rules_byte_by_byte(tmp_path: Pat
     assert "pad bits are 1-bits" in decoded["/c/0/0"]["message"] and decoded["/c/0/0"]["requirements"] == ["JPEG-FMT-01"]
     assert "a restart marker follows the last MCU" in decoded["/c/0/1"]["message"]
     assert check(str(store), scheduler="sync").conforms()
+
+
+def test_a_header_judged_good_for_one_configuration_is_judged_again_for_another_of_the_same_chunk_shape(tmp_path: Path) -> None:
+    """The header scan remembers each header it judged, for the image shape and the configuration it was judged
+    against: an array whose chunks carry the header another array's configuration writes (a ycbcr stream under an
+    rgb codec, the same 32x32x3 chunks) fails, even where that other array's chunks passed with it just before."""
+    ycbcr = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "ycbcr", "subsampling": [[1, 1], [1, 1], [1, 1]]}}
+    rgb = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "rgb"}}
+    image = (np.arange(32 * 32 * 3, dtype=np.uint32) % 251).astype(np.uint8).reshape(32, 32, 3)
+    from zarr_jpeg_conformance.backends import load_backend
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    def _encode_chunk(codec: dict[str, Any], chunk: np.ndarray) -> bytes:
+        return bytes(load_backend("imagecodecs").encode(parse_codec(codec), chunk))
+
+    data = _encode_chunk(ycbcr, image)
+    write_array(tmp_path / "right.zarr", (32, 32, 3), (32, 32, 3), [ycbcr], {"c/0/0/0": data})
+    write_array(tmp_path / "wrong.zarr", (32, 32, 3), (32, 32, 3), [rgb], {"c/0/0/0": data})
+    right = check(str(tmp_path / "right.zarr"), scheduler="sync")
+    assert right.records == [] and right.totals()["pass"] == 1, right.records
+    wrong = check(str(tmp_path / "wrong.zarr"), scheduler="sync")
+    assert wrong.totals()["fail"] == 1, (wrong.totals(), wrong.records)
+    # The legal twin: a stream the rgb codec writes passes under it, and the ycbcr header, judged first, is no help.
+    write_array(tmp_path / "rgb.zarr", (32, 32, 3), (32, 32, 3), [rgb], {"c/0/0/0": _encode_chunk(rgb, image)})
+    assert check(str(tmp_path / "rgb.zarr"), scheduler="sync").totals()["pass"] == 1

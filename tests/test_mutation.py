@@ -128,6 +128,40 @@ def test_module_level_limits_run_the_tests_of_the_functions_that_use_them(mutant
     assert mutate.Selector(ROOT, table).tests(adobe) == (["tests/test_markers.py::test_c", "tests/test_scans.py::test_a"], [])
 
 
+def test_the_modules_of_a_subpackage_are_mutated_and_a_folder_that_is_no_package_is_not(tmp_path: Path,
+                                                                                     mutants: list[Mutant]) -> None:
+    """``judging/t81/`` is a package inside a target: its modules are checks like any other (they were left out when
+    only a target's own folder was read). A folder without ``__init__.py`` (a harness's sources) holds none."""
+    for folder in ("judging", "judging/t81", "judging/node_modules/x"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "check.py").write_text("def ok(x):\n    return x < 3\n")
+    (tmp_path / "judging" / "t81" / "__init__.py").write_text('"""A subpackage."""\n')
+    found = {m.path for m in all_mutants(tmp_path, [])}
+    assert found == {"judging/check.py", "judging/t81/check.py"}
+    assert any(m.path.startswith("judging/t81/") for m in mutants)
+
+
+def test_changed_since_names_the_files_committed_or_edited_since_a_revision_and_a_bad_revision_is_said(tmp_path: Path) -> None:
+    """``--changed-since REV`` samples new code: the files that differ from REV, committed since or edited now, and no
+    other; a revision git does not know is a usage error naming it, not a traceback."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    for name in ("old.py", "committed.py", "edited.py"):
+        (tmp_path / "core").mkdir(exist_ok=True)
+        (tmp_path / "core" / name).write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "base")
+    (tmp_path / "core" / "committed.py").write_text("x = 2\n")
+    git("commit", "-qam", "since")
+    (tmp_path / "core" / "edited.py").write_text("x = 3\n")
+    assert mutate.changed_files(tmp_path, "HEAD~1") == {"core/committed.py", "core/edited.py"}
+    with pytest.raises(mutate.GitError, match="--changed-since nosuch: git cannot compare with it"):
+        mutate.changed_files(tmp_path, "nosuch")
+
+
 def test_a_class_attribute_runs_the_tests_of_the_methods_that_read_it(tmp_path: Path) -> None:
     """A constant in a class body is read through ``self``: the tests of those methods can notice it,
     not only the tests that construct the class (issue 28: such mutants used to meet only the latter)."""

@@ -693,3 +693,13 @@ def test_node_missing_is_said_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(AdapterLoadError, match="node not available"):
         load_adapter(f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses node-jpeg-js")
+
+
+def test_an_empty_array_crosses_the_wire_and_a_negative_side_does_not() -> None:
+    """A side of 0 is a shape (a wrong decoder's empty array reaches the suites as it is, to be judged by its shape);
+    a negative side, a float or a bool is not one."""
+    empty = array_from_wire(array_to_wire(np.zeros((0, 5), np.uint8)))
+    assert empty.shape == (0, 5) and empty.dtype == np.uint8
+    for shape in ([-1, 5], [2.0, 5], [True, 5]):
+        with pytest.raises(ValueError, match="wire shape must be a list of non-negative integers"):
+            array_from_wire({"shape": shape, "dtype": "uint8", "data": ""})

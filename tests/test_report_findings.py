@@ -84,3 +84,20 @@ def test_known_failures_are_marked(tmp_path: Path, capsys: object) -> None:
         "  1. JPEG-Q-01 MUST [known: 1 of 2 cases]: 2 case(s), blocks 0: config.quality.max, config.quality.zero",
         "  2. JPEG-SUB-05 MUST [known failure]: 1 case(s), blocks 0: config.quality.min",
     ]
+
+
+def test_the_cases_blocked_are_counted_under_every_kind_of_root(tmp_path: Path, capsys: object) -> None:
+    """"N cases blocked" counts the cases blocked under a broken rule, an error, a crash, a timeout and a root these
+    results do not hold alike: a CI log that counted only the broken rules' would hide what a crash stops."""
+    roots = {"config.quality.min": "fail", "bitstream.stream_structure[gray-q1]": "error",
+             "bitstream.stream_structure[gray-q50]": "crash", "bitstream.stream_structure[gray-q100]": "timeout"}
+    lines = [_line("my-codec", case, outcome, finding="JPEG-SUB-05" if outcome == "fail" else f"encode: {outcome}")
+             for case, outcome in roots.items()]
+    lines += [_line("my-codec", f"roundtrip.roundtrip[{i}]", "blocked", blocked_by=root)
+              for i, root in enumerate([*roots, "config.quality.max"])]  # the last: a case these results do not hold
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join(lines) + "\n")
+    assert main([str(results)]) == 0
+    out = capsys.readouterr().out.splitlines()  # type: ignore[attr-defined]
+    assert out[0].startswith("my-codec: 4 root findings (") and out[0].endswith("); 5 cases blocked"), out[0]
+    assert sum(1 for line in out if line.endswith(tuple(f"blocks 1: {root}" for root in roots))) == 4, out

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from zarr_jpeg_conformance.corpus.cases import differing_places
+from zarr_jpeg_conformance.corpus.cases import config_cases, differing_places
 from zarr_jpeg_conformance.judging import roots
+from zarr_jpeg_conformance.judging.checks import Calls
 from zarr_jpeg_conformance.judging.verdict import Attempt, Judge, Outcome, attempt
 from zarr_jpeg_conformance.report import model, wording
 from zarr_jpeg_conformance.report.roots import root_findings, roots_text
+from zarr_jpeg_conformance.suites import test_parse as parse_suite
 
 GRAY = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "grayscale"}}
 
@@ -173,3 +177,65 @@ def test_a_refusal_of_an_unaligned_chunk_for_its_size_is_not_charged_to_the_padd
         return b"\xff\xd8"
 
     assert roots.encode_diagnosis(up_to_3000, None, np.zeros((41, 75), np.uint8), (8, 8)) is None
+
+
+def _left(check: Any, judge: Judge) -> Judge:
+    """The judge a check left: a failed, blocked or unsupported case ends its test, and its verdict is what it left."""
+    with contextlib.suppress(pytest.fail.Exception, pytest.skip.Exception):
+        check(judge)
+    return judge
+
+
+def _config_case(case_id: str) -> Any:
+    return next(c for c in config_cases() if c.id == case_id)
+
+
+def test_a_probe_the_parser_raises_an_error_on_is_not_accepted_so_the_refusal_keeps_the_cases_rule() -> None:
+    """A probe counts as accepted only when the parse returns: an error on it (not a refusal) says nothing of what the
+    refusal is about, so a refused valid configuration stays charged to its case's own rule."""
+    def breaks_when_written_out(codec: Any) -> object:  # wrong: refuses subsampling omitted, errs on it written out
+        if "subsampling" not in codec["configuration"]:
+            raise ValueError("missing field 'subsampling'")
+        raise RuntimeError("internal error")
+
+    assert roots.parse_diagnosis(breaks_when_written_out, GRAY) is None
+    case = _config_case("config.quality.min")
+    for parse, finding in ((breaks_when_written_out, "JPEG-Q-01"), (_refuse_without_subsampling, "JPEG-SUB-05")):
+        impl = SimpleNamespace(name="stand-in", parse=parse)
+        judge = _left(lambda j, impl=impl: parse_suite.test_parse(impl, case, j),
+                      Judge("stand-in", case.id, list(case.requirements), case.level, roots={}))
+        assert (judge.outcome, judge.finding) == (Outcome.FAIL, finding), judge.messages
+
+
+def _whole_mcus_only(parsed: object, chunk: np.ndarray) -> bytes:
+    """Wrong: refuses a chunk that is not a whole number of 8x8 MCUs (the encoder must pad)."""
+    if chunk.shape[0] % 8 or chunk.shape[1] % 8:
+        raise ValueError("the chunk must be a whole number of MCUs")
+    return b"\xff\xd8"
+
+
+@pytest.mark.parametrize("shape", [(16, 13), (13, 16), (13, 13)])
+def test_a_chunk_partial_along_either_axis_alone_refused_is_charged_to_the_padding(shape: tuple[int, int]) -> None:
+    """JPEG-MCU-01 for a refusal of a chunk whose height, or width, or both, is no whole number of MCUs, where the
+    same samples padded to whole MCUs are encoded; not for an encoder that refuses the padded samples too."""
+    chunk = np.zeros(shape, np.uint8)
+    assert roots.encode_diagnosis(_whole_mcus_only, None, chunk, (8, 8))[0] == "JPEG-MCU-01"
+    assert roots.encode_diagnosis(lambda p, c: (_ for _ in ()).throw(ValueError("no")), None, chunk, (8, 8)) is None
+    # Through the calls a suite makes: the refusal is the padding's fail, not the case's own rule.
+    impl = SimpleNamespace(name="stand-in", parse=lambda codec: codec, encode=_whole_mcus_only)
+    judge = _left(lambda j: Calls(j, impl, GRAY).write(chunk), Judge("stand-in", "round.x", ["JPEG-ECS-08"], "MUST", roots={}))
+    assert (judge.outcome, judge.finding) == (Outcome.FAIL, "JPEG-MCU-01"), judge.messages
+
+
+def test_an_optional_twin_that_raised_an_error_blocks_its_case_and_only_a_refused_one_makes_it_unsupported() -> None:
+    """An optional (MAY) twin refused cleanly: the implementation lacks the feature, the invalid case is unsupported.
+    One that raised an error (not a refusal) tells nothing of the feature: the case is blocked by the twin."""
+    class Twin:
+        id, level, requirements = "config.twin", "MAY", ("JPEG-X-02",)
+
+    erred = _left(lambda j: roots.judge_twin(j, Twin(), lambda: Attempt(error=RuntimeError("boom")), "impl"),
+                  Judge("impl", "config.bad", ["JPEG-Q-01"], "MUST"))
+    assert (erred.outcome, erred.blocked_by) == (Outcome.BLOCKED, "config.twin"), erred.messages
+    refused = _left(lambda j: roots.judge_twin(j, Twin(), lambda: Attempt(rejection=ValueError("no")), "impl"),
+                    Judge("impl", "config.bad", ["JPEG-Q-01"], "MUST"))
+    assert refused.outcome is Outcome.UNSUPPORTED and "JPEG-X-02" in refused.requirements, refused.messages

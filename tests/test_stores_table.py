@@ -38,6 +38,15 @@ def test_a_cell_is_exact_close_or_wrong_against_the_writers_own_read() -> None:
     assert st._cell({"ok": True}, source[:, :10], "gray-2d", own)["outcome"] == "wrong"
 
 
+def test_where_the_writers_own_stack_cannot_read_its_store_a_reader_is_judged_against_the_source() -> None:
+    """No read of the writer's own to be exact against: a reader's samples are still judged, against the source array
+    (close above the floor, wrong below it); none is ``exact`` for merely having the right shape."""
+    source = si.source("gray-2d")
+    assert st._cell({"ok": True}, _near(source, 1), "gray-2d", None)["outcome"] == "close"
+    assert st._cell({"ok": True}, np.zeros_like(source), "gray-2d", None)["outcome"] == "wrong"
+    assert st._cell({"ok": True}, _near(source, 40), "gray-2d", None)["outcome"] == "wrong"
+
+
 def test_a_failed_read_is_refused_other_codec_or_crash_with_its_words() -> None:
     refused = st._cell({"ok": False, "refused": True, "exception": "zarrs", "message": "missing field"}, None, "rgb", None)
     assert refused == {"outcome": "refused", "message": "zarrs: missing field"}

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,8 @@ import pytest
 
 from zarr_jpeg_conformance.adapters.remote import ExecAdapter, HarnessTimeout
 from zarr_jpeg_conformance.corpus.modes import codec
-from zarr_jpeg_conformance.judging.timeout_budget import DEFAULT_MAX_TIMEOUTS
+from zarr_jpeg_conformance.judging.timeout_budget import DEFAULT_MAX_TIMEOUTS, NotTried, TimeoutBudget
+from zarr_jpeg_conformance.judging.verdict import Judge, Outcome
 
 pytest_plugins = ["pytester"]
 
@@ -166,3 +168,28 @@ def test_a_request_the_gate_refuses_is_not_sent() -> None:
         assert adapter.starts == 2 and adapter.pid is not None, "a refused request leaves the harness running"
     # After the restart: the parse of quality 50, the replayed parse of ``parsed``; its encode is not sent; the stop.
     assert sent == ["start", "parse", "encode", "start", "parse", "parse", "stop"]
+
+
+@pytest.mark.parametrize("own", ["crash", "timeout", None])
+def test_a_case_whose_own_call_crashed_or_timed_out_is_not_blocked_by_an_earlier_timeouts_root(own: str | None) -> None:
+    """A spent budget blocks the next case of its op by the first timeout's case, unless that case's own call crashed
+    or timed out: that is its own finding, which being blocked would hide. Its request is not sent either way."""
+    first = [f"suites/test_x.py::test_encode[{i}]" for i in range(3)]
+    incidents: list[Any] = [SimpleNamespace(outcome="timeout", op="encode", context=node) for node in first]
+    running = "suites/test_x.py::test_encode[9]"
+    if own is not None:
+        incidents.append(SimpleNamespace(outcome=own, op="decode", context=running))
+    judge = Judge("slow", "case-9", ["JPEG-ECS-08"], "MUST", roots={})
+    budget = TimeoutBudget(3, lambda: (running, judge), {node: f"case-{i}" for i, node in enumerate(first)})
+    adapter = SimpleNamespace(name="slow", incidents=incidents)
+    if own is None:
+        with pytest.raises(pytest.skip.Exception, match="blocked by case-0"):
+            budget.gate(adapter, "encode")
+        assert judge.outcome is Outcome.BLOCKED and budget.spent[("slow", "encode")].blocked == {running}
+        return
+    with pytest.raises(NotTried, match=r"after 3 timeouts of encode, not tried: the first was in case case-0"):
+        try:
+            budget.gate(adapter, "encode")
+        except pytest.skip.Exception as blocked:  # a block ends a case as a skip: here it is this test's failure
+            pytest.fail(f"a case with a {own} of its own was {blocked}")
+    assert judge.outcome is not Outcome.BLOCKED and judge.blocked_by is None and not budget.spent

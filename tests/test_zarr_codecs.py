@@ -196,6 +196,25 @@ def test_osml_decodes_only_what_its_own_parse_returned() -> None:
         adapter.decode(GRAY, b"", (8, 8))
 
 
+def test_osml_parse_gives_osmls_own_verdict_on_the_configuration_before_any_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """parse builds osml's codec from the configuration (its registry's ``from_dict``), so what osml refuses is refused
+    at parse, not at the first chunk's decode. Shown with osml's registry stood in for: osml needs Python >= 3.12, and
+    this holds wherever it is installed."""
+    from zarr_jpeg_conformance.adapters import osml_zarr
+
+    asked: list[Any] = []
+
+    def registry(codec_object: Any) -> Any:
+        asked.append(codec_object)
+        raise ValueError("osml refuses this configuration")
+
+    monkeypatch.setattr(osml_zarr, "registry_codec", registry)
+    adapter = object.__new__(osml_zarr.OsmlAdapter)  # its __init__ only asks which osml is installed
+    with pytest.raises(ValueError, match="osml refuses"):
+        adapter.parse(GRAY)
+    assert asked == [to_osml(GRAY)]
+
+
 def test_osml_reads_a_chunk_as_a_block_of_its_size() -> None:
     rgb = {"name": "jpeg", "configuration": {"quality": 90, "encoded_color_space": "rgb"}}
     assert to_osml(rgb, (16, 24, 3))["configuration"] == {

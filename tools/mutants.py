@@ -101,8 +101,21 @@ def _short(text: str) -> str:
 
 
 def target_files(root: Path) -> list[Path]:
-    """Every Python module of the target packages, in a fixed order."""
-    return sorted(p for pkg in TARGETS for p in (root / pkg).glob("*.py") if p.stat().st_size)
+    """Every Python module of the target packages and of their subpackages (``judging/t81/``), in a fixed order.
+
+    A subpackage is a folder with an ``__init__.py`` inside a target package: a folder of another kind there (a
+    harness's ``node_modules``, a kit's sources) holds no module of the package."""
+    return sorted(p for pkg in TARGETS for p in (root / pkg).rglob("*.py")
+                  if p.stat().st_size and _in_package(p.parent, root / pkg))
+
+
+def _in_package(folder: Path, top: Path) -> bool:
+    """Whether every folder from ``top`` down to ``folder`` is a package of its own (has an ``__init__.py``)."""
+    while folder != top:
+        if not (folder / "__init__.py").is_file():
+            return False
+        folder = folder.parent
+    return True
 
 
 class _Offsets:

@@ -3,6 +3,7 @@
     python -m zarr_jpeg_conformance.tools.mutate                       # every mutant
     python -m zarr_jpeg_conformance.tools.mutate --sample 12 --seed 18 # the fixed sample CI runs
     python -m zarr_jpeg_conformance.tools.mutate --only core/markers.py
+    python -m zarr_jpeg_conformance.tools.mutate --sample 400 --seed 49 --changed-since REV  # a sample of new code
     python -m zarr_jpeg_conformance.tools.mutate list                  # the mutants, with their keys
     python -m zarr_jpeg_conformance.tools.mutate map                   # remeasure tests/mutation-map.json
     python -m zarr_jpeg_conformance.tools.mutate sample --sample 12 --seed 18  # record the CI sample's keys
@@ -631,6 +632,20 @@ def summary(results: list[Result], seconds: float, out: Any) -> int:
     return len(survivors) + len(stale)
 
 
+def changed_files(root: Path, rev: str) -> set[str]:
+    """The files of the checkout that differ from ``rev`` (``git diff --name-only rev``: committed since, or changed in
+    the working tree), relative to ``root``; GitError naming the revision where git cannot tell."""
+    done = subprocess.run(["git", "diff", "--name-only", "--relative", rev, "--"], cwd=root, capture_output=True,
+                          text=True, check=False)
+    if done.returncode:
+        raise GitError(f"--changed-since {rev}: git cannot compare with it: {done.stderr.strip()[:300]}")
+    return set(done.stdout.split("\n")) - {""}
+
+
+class GitError(RuntimeError):
+    """A revision git cannot compare the checkout with."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zarr_jpeg_conformance.tools.mutate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -639,6 +654,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, help="run this many mutants, drawn with --seed")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", action="append", default=[], help="run mutants whose key contains this text")
+    parser.add_argument("--changed-since", metavar="REV",
+                        help="only the mutants of modules changed since REV (git diff --name-only REV): a sample of new code")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--budget", type=float, help="stop starting mutants after this many seconds")
     parser.add_argument("--no-baseline", action="store_true", help="skip the run of the selected tests without mutants")
@@ -659,6 +676,12 @@ def main(argv: list[str] | None = None) -> int:
     mutants = all_mutants(ROOT, requirement_ids())
     if args.only:
         mutants = [m for m in mutants if any(o in m.key for o in args.only)]
+    if args.changed_since:
+        try:
+            changed = changed_files(ROOT, args.changed_since)
+        except GitError as exc:
+            parser.error(str(exc))
+        mutants = [m for m in mutants if m.path in changed]
     equivalents = load_equivalents(ROOT)
     chosen = choose(mutants, equivalents, args.sample, args.seed)
     if args.command == "list":
@@ -667,12 +690,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(chosen)} mutants")
         return 0
     if args.command == "sample":
-        if args.sample is None or args.only:
-            parser.error("sample records the draw of --sample N --seed S over every mutant (no --only)")
+        if args.sample is None or args.only or args.changed_since:
+            parser.error("sample records the draw of --sample N --seed S over every mutant (no --only, no --changed-since)")
         print(f"wrote {record_sample(ROOT, chosen, args.sample, args.seed)}: {len(chosen)} keys")
         return 0
     selector = Selector(ROOT, mutation_map.load(ROOT))
-    recorded = recorded_sample(ROOT, args.sample, args.seed) if args.sample is not None and not args.only else None
+    whole = args.sample is not None and not args.only and not args.changed_since
+    recorded = recorded_sample(ROOT, args.sample, args.seed) if whole else None
     results = run(ROOT, chosen, selector, equivalents, args.jobs, args.budget,
                   baseline="none" if args.no_baseline else "control" if args.sample is not None else "all", out=sys.stdout,
                   results_file=args.results, recorded=recorded)
