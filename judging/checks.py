@@ -251,10 +251,11 @@ class Calls:
         cause = layout_cause(data, self.config, chunk)
         if cause is not None:
             return cause
+        if squeezed_frame(data, chunk.shape) and roots.squeezes(self.impl.encode, self.parse(), tuple(chunk.shape[2:])):
+            return roots.SQUEEZE  # first: a 1xWx1 chunk squeezed and made a column also looks transposed
         if chunk.ndim >= 2 and chunk.shape[0] != chunk.shape[1] and frame_sides(data) == (chunk.shape[1], chunk.shape[0]):
             return roots.SWAPPED_AXES  # the frame records the chunk's sides the other way round
-        return roots.SQUEEZE if squeezed_frame(data, chunk.shape) and roots.squeezes(
-            self.impl.encode, self.parse(), tuple(chunk.shape[2:])) else None
+        return None
 
     def write(self, chunk: np.ndarray, what: str = "encode") -> bytes:
         """Like :meth:`encode`, without the stream checks (for suites that judge the stream themselves)."""

@@ -71,6 +71,12 @@ def fault_cause(fault: str, stage: str) -> Cause:
     return Cause(stage, fault, found.requirement, found.words)
 
 
+#: Faults :func:`by_markers` names more exactly, and the fault each refines. A refinement says why the general fault
+#: happened on streams with those markers; where the same decoder shows the general fault on streams without them
+#: too, the markers explain nothing and the cases are one defect, the general one (``report.roots`` folds them).
+REFINES = {"jfif-over-app14": "inverse-on-rgb", "ids-over-app14": "decode-skipped-ycbcr"}
+
+
 def by_markers(fault: str, data: bytes | None) -> str:
     """A fault named more exactly by the stream's markers: an inverse transform on a stream with both JFIF and APP14
     transform 0 is JFIF taken over APP14; YCbCr returned unconverted from a stream whose APP14 transform 1 says YCbCr
@@ -278,5 +284,5 @@ def cite(fault: str | None, own: str) -> tuple[str, str]:
     return found.requirement, f"it looks like {found.words}"
 
 
-__all__ = ["CLOSER", "FAULTS", "Fault", "by_markers", "cite", "diagnose_decode", "diagnose_encode", "fault_cause", "planar",
+__all__ = ["REFINES", "CLOSER", "FAULTS", "Fault", "by_markers", "cite", "diagnose_decode", "diagnose_encode", "fault_cause", "planar",
            "planar_sizes"]

@@ -134,6 +134,32 @@ def _key(r: CaseResultLike) -> tuple[str, str] | None:
     return charged
 
 
+def _fold_refinements(found: dict[tuple[str, str], RootFinding], by_case: dict[str, tuple[str, str]]) -> None:
+    """A cause named more exactly by a stream's markers (``judging.diagnoses.REFINES``: JFIF taken over APP14) joins the
+    general cause it refines where the row shows that one too (the inverse transform applied without JFIF as well):
+    then the markers explain nothing, and it is one defect."""
+    from ..judging.diagnoses import REFINES
+
+    by_id = {f.cause_id: key for key, f in found.items() if f.cause_id}
+    for cause_id, key in list(by_id.items()):
+        stage, _, fault = cause_id.partition(".")
+        general = by_id.get(f"{stage}.{REFINES.get(fault, '')}")
+        if general is None or key not in found:
+            continue
+        _merge(found, key, general, by_case, unnamed=False)
+
+
+def _merge(found: dict[tuple[str, str], RootFinding], key: tuple[str, str], into: tuple[str, str],
+           by_case: dict[str, tuple[str, str]], *, unnamed: bool) -> None:
+    target, folded = found[into], found.pop(key)
+    for case in folded.cases:
+        if case not in target.cases:
+            target.cases.append(case)
+            target.unnamed += int(unnamed)
+        by_case[case] = into
+    target.consequences.extend(c for c in folded.consequences if c not in target.consequences and c != target.requirement)
+
+
 def _fold_unnamed(found: dict[tuple[str, str], RootFinding], by_case: dict[str, tuple[str, str]]) -> None:
     """Failing cases whose diagnosis named no cause join the one named cause that breaks the same rule, where the row
     has exactly one: a diagnosis that fits some cases of a defect and not others (a stream too small to tell, a
@@ -146,13 +172,7 @@ def _fold_unnamed(found: dict[tuple[str, str], RootFinding], by_case: dict[str, 
         targets = named.get(key[1], [])
         if len(targets) != 1:
             continue
-        target, folded = found[targets[0]], found.pop(key)
-        for case in folded.cases:
-            if case not in target.cases:
-                target.cases.append(case)
-                target.unnamed += 1
-            by_case[case] = targets[0]
-        target.consequences.extend(c for c in folded.consequences if c not in target.consequences and c != target.requirement)
+        _merge(found, key, targets[0], by_case, unnamed=True)
 
 
 def root_findings(cases: Mapping[str, CaseResultLike]) -> list[RootFinding]:
@@ -178,6 +198,7 @@ def root_findings(cases: Mapping[str, CaseResultLike]) -> list[RootFinding]:
             finding.cases.append(r.case)
         if outcome == "fail" and charged != finding.requirement and charged not in finding.consequences:
             finding.consequences.append(charged)
+    _fold_refinements(found, by_case)
     _fold_unnamed(found, by_case)
     blocked_by = {r.case: r.blocked_by for r in cases.values() if r.outcome == "blocked" and r.blocked_by}
     unknown: RootFinding | None = None

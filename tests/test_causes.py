@@ -86,6 +86,15 @@ def test_one_defect_named_at_encode_and_at_decode_is_one_finding_and_two_defects
     assert len(root_findings({c.case: c for c in [_line("d", "JPEG-DCS-02", at[1]), _line("p", "JPEG-DCS-02", other)]})) == 2
 
 
+def test_a_cause_named_by_markers_joins_the_general_one_where_the_row_shows_that_too() -> None:
+    inverse = {"id": "decode.inverse-on-rgb", "requirement": "JPEG-ECS-12", "words": "an inverse transform on RGB"}
+    jfif = {"id": "decode.jfif-over-app14", "requirement": "JPEG-ECS-12", "words": "JFIF taken over APP14"}
+    both = root_findings({c.case: c for c in [_line("plain", "JPEG-ECS-12", inverse), _line("jfif", "JPEG-ECS-12", jfif)]})
+    assert [(f.cause_id, f.cases) for f in both] == [("decode.inverse-on-rgb", ["plain", "jfif"])]
+    alone = root_findings({c.case: c for c in [_line("jfif", "JPEG-ECS-12", jfif)]})
+    assert [f.cause_id for f in alone] == ["decode.jfif-over-app14"], "only streams with JFIF: the markers explain it"
+
+
 def test_what_a_blocked_case_shows_once_its_root_is_fixed_is_listed_with_the_root() -> None:
     latent = {"requirement": "JPEG-Q-01", "words": "accepts it once subsampling is written out"}
     cases = {c.case: c for c in [
