@@ -30,6 +30,7 @@ import numpy as np
 from ..core.config import JpegConfig
 from .t81 import dct
 from .t81.entropy import Coefficients
+from .windows import Window, cut_coefficients, windows
 
 #: T.871's inverse equations: R, G, B from Y, Cb - 128, Cr - 128.
 _INVERSE = np.array([[1.0, 0.0, 1.402], [1.0, -0.344136, -0.714136], [1.0, 1.772, 0.0]])
@@ -114,11 +115,12 @@ def _argmax(values: np.ndarray, names: tuple[str, ...]) -> tuple[float, tuple[st
 
 
 def measure(out: np.ndarray, coefficients: Coefficients, stored: str, decoded: str, *, idct: float = 1.0,
-            rounding: float = 0.5) -> Accuracy:
+            rounding: float = 0.5, judged: np.ndarray | None = None) -> Accuracy:
     """Measure a decode ``out`` (H, W) or (H, W, C) of a stream against its exact reconstruction.
 
     ``stored``: the stream's colour space by the spec's rule; ``decoded``: the configuration's
-    decoded_color_space; ``idct``: the levels of IDCT error allowed per component in the envelope.
+    decoded_color_space; ``idct``: the levels of IDCT error allowed per component in the envelope;
+    ``judged`` (H, W): the samples measured (a window's margin is read, not judged), default all.
     """
     frame = coefficients.frame
     height, width = frame.height, frame.width
@@ -158,6 +160,9 @@ def measure(out: np.ndarray, coefficients: Coefficients, stored: str, decoded: s
         read = got
     low, high = np.clip(low, 0, 255) - rounding, np.clip(high, 0, 255) + rounding
     outside = np.maximum(np.maximum(low - got, got - high), 0)
+    if judged is not None:
+        unclipped = unclipped & judged
+        outside = np.where(judged[..., None], outside, 0.0)
     envelope, envelope_at = _argmax(outside, out_names)
     # Full-resolution components, each sample, in the stored colour space.
     diffs = np.full((height, width, len(exact)), np.nan)
@@ -214,7 +219,7 @@ def _bias(got: np.ndarray, read: np.ndarray, exact: list[np.ndarray], full: list
     nothing too, where rounding is the only way.
     """
     if not convert:
-        diffs = [got[..., k] - np.rint(plane) for k, plane in enumerate(exact) if full[k]]
+        diffs = [(got[..., k] - np.rint(plane))[unclipped] for k, plane in enumerate(exact) if full[k]]
         return float(np.mean(diffs)) if diffs and diffs[0].size >= BIAS_MIN_SAMPLES else 0.0
     if not full[0] or unclipped.sum() < BIAS_MIN_SAMPLES:
         return 0.0
@@ -288,7 +293,45 @@ def accuracy_of(out: np.ndarray, data: bytes, config: JpegConfig) -> Accuracy | 
     if not applies(found.coefficients, config, stored, int(np.asarray(out).size)):
         return None
     assert found.coefficients is not None and stored is not None
-    return measure(out, found.coefficients, stored, config.decoded_color_space)
+    frame = found.coefficients.frame
+    cuts = windows(frame.height, frame.width, (8 * frame.v_max, 8 * frame.h_max))
+    if cuts is None:
+        return measure(out, found.coefficients, stored, config.decoded_color_space)
+    got = np.asarray(out).reshape(frame.height, frame.width, -1)
+    parts = [(w, measure(w.cut(got), cut_coefficients(found.coefficients, w), stored, config.decoded_color_space,
+                         judged=w.judged(*w.cut(got).shape[:2]))) for w in cuts]
+    return _joined(parts, frame.height, frame.width)
+
+
+def _joined(parts: list[tuple[Window, Accuracy]], height: int, width: int) -> Accuracy:
+    """The accuracy of a large decode from its windows' (positions back in the whole image's samples)."""
+    def placed(at: tuple[str, int, int] | None, w: Window) -> tuple[str, int, int] | None:
+        if at is None:
+            return None
+        name, row, col = at
+        return (name, row, col + w.start) if w.axis else (name, row + w.start, col)
+
+    def largest(value: str) -> tuple[float | None, tuple[str, int, int] | None]:
+        found = [(getattr(a, value), placed(getattr(a, f"{value}_at"), w)) for w, a in parts if getattr(a, value) is not None]
+        return max(found, key=lambda f: f[0]) if found else (None, None)
+
+    component, component_at = largest("component")
+    envelope, envelope_at = largest("envelope")
+    footprint, footprint_at = largest("footprint")
+    sited = [(a.siting, a.siting_at) for _, a in parts if a.siting is not None]
+    siting, siting_at = min(sited, key=lambda s: s[0]) if sited else (None, None)
+    counts = [a.judged[0] for _, a in parts]
+    bias = float(np.average([a.bias for _, a in parts], weights=counts)) if sum(counts) else 0.0
+    wrong = np.zeros((height, width), bool)
+    for w, a in parts:
+        if a.wrong is not None:
+            if w.axis:
+                wrong[:, w.start:w.stop] |= a.wrong
+            else:
+                wrong[w.start:w.stop, :] |= a.wrong
+    judged = tuple(int(sum(a.judged[i] for _, a in parts)) for i in range(3))
+    return Accuracy(float(component or 0.0), component_at, bias, float(envelope or 0.0), envelope_at, footprint,
+                    footprint_at, siting, siting_at, (judged[0], judged[1], judged[2]), wrong, parts[0][1].mcu)
 
 
 def metrics(accuracy: Accuracy | None) -> dict[str, float | str]:

@@ -30,7 +30,7 @@ What the spec leaves open is allowed, each freedom stated (:class:`Bounds`):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -43,6 +43,7 @@ from .t81.entropy import Coefficients
 from .t81.reading import reading
 from .t81.syntax import ZIGZAG, Frame
 from .verdict import Cause
+from .windows import cut_coefficients, windows
 
 #: The DCT matrix over flattened blocks: coefficient v*8+u from sample y*8+x.
 _D = np.kron(dct.BASIS, dct.BASIS)
@@ -599,7 +600,7 @@ def check_coefficients(judge: Any, data: bytes, config: JpegConfig, chunk: np.nd
     if (frame.height, frame.width) != chunk.shape[:2] or len(frame.components) != channels:
         return  # the frame does not fit the chunk: judging.written says so
     samples = samples_of(config, chunk)
-    results = judge_coefficients(coefficients, samples)
+    results = _judged(coefficients, config, chunk, samples)
     blocks = sum(r.blocks for r in results)
     misses = [r for r in results if r.misses]
     judge.metrics.update(coefficient_blocks=blocks, coefficient_misses=sum(r.misses for r in results),
@@ -629,6 +630,45 @@ def check_coefficients(judge: Any, data: bytes, config: JpegConfig, chunk: np.nd
 
 def _per_component(results: Sequence[ComponentResult], inaccurate: bool = False) -> str:
     return ", ".join(f"{r.name} {r.inaccurate if inaccurate else r.misses} of {r.blocks}" for r in results)
+
+
+def _judged(coefficients: Coefficients, config: JpegConfig, chunk: np.ndarray, samples: Samples) -> list[ComponentResult]:
+    """:func:`judge_coefficients`, on windows for a large chunk (``judging.windows``: each window's blocks, with a
+    margin's, judged against the window's samples; a filter's boundary inside the window is free as at an edge)."""
+    frame = coefficients.frame
+    cuts = windows(frame.height, frame.width, (8 * frame.v_max, 8 * frame.h_max))
+    if cuts is None:
+        return judge_coefficients(coefficients, samples)
+    parts = []
+    for w in cuts:
+        results = judge_coefficients(cut_coefficients(coefficients, w), samples_of(config, w.cut(chunk)))
+        offsets = [w.start // (8 * (frame.h_max if w.axis else frame.v_max)) * (c.h if w.axis else c.v)
+                   for c in frame.components]
+        parts.append([_moved(r, offset, w.axis) for r, offset in zip(results, offsets, strict=False)])
+    return [_sum(list(rs)) for rs in zip(*parts, strict=True)]
+
+
+def _moved(result: ComponentResult, blocks: int, axis: int) -> ComponentResult:
+    """A window's result with its misses placed back in the whole component's block grid."""
+    def move(miss: Miss | None) -> Miss | None:
+        if miss is None:
+            return None
+        return replace(miss, col=miss.col + blocks) if axis else replace(miss, row=miss.row + blocks)
+    return replace(result, worst=move(result.worst), worst_inaccurate=move(result.worst_inaccurate))
+
+
+def _sum(results: list[ComponentResult]) -> ComponentResult:
+    """One component's results over windows."""
+    blocks = sum(r.blocks for r in results)
+    worst = [r.worst for r in results if r.worst is not None]
+    inaccurate = [r.worst_inaccurate for r in results if r.worst_inaccurate is not None]
+    weights = [r.blocks for r in results] if blocks else None
+    return ComponentResult(results[0].name, blocks, sum(r.misses for r in results),
+                           max(worst, key=lambda m: m.excess) if worst else None, sum(r.inaccurate for r in results),
+                           max(inaccurate, key=lambda m: m.excess) if inaccurate else None,
+                           float(np.average([r.dc_bias for r in results], weights=weights)),
+                           sum(r.whole_misses for r in results),
+                           float(np.average([r.residual for r in results], weights=weights)))
 
 
 def _fits(data: bytes, config: JpegConfig, chunk: np.ndarray) -> bool:
