@@ -6,15 +6,16 @@ import numpy as np
 import pytest
 
 from zarr_jpeg_conformance.corpus.images import make_image, psnr
-from zarr_jpeg_conformance.corpus.modes import codec
+from zarr_jpeg_conformance.corpus.modes import MODE, codec
 from zarr_jpeg_conformance.judging import roots
 from zarr_jpeg_conformance.judging.checks import Calls
 from zarr_jpeg_conformance.judging.decode_tolerances import check_decode
 
 pytestmark = pytest.mark.roles("encode", "decode")
 
-C444 = [(1, 1), (1, 1), (1, 1)]
-C420 = [(2, 2), (1, 1), (1, 1)]
+# The spec's schemes, from the corpus's one table of them (corpus.modes), not written out again here.
+C444 = list(MODE["ycbcr-444"].subsampling or ())
+C420 = list(MODE["ycbcr-420"].subsampling or ())
 PASSTHROUGH = codec(100, "ycbcr", "ycbcr", C444)
 RGB = codec(95, "rgb")
 
@@ -65,8 +66,8 @@ def test_rgb_raw_components(impl, judge) -> None:
                   f"levels from its decode under the rgb configuration: {why}", cause=cause)
 
 
-C422 = [(2, 1), (1, 1), (1, 1)]
-C440 = [(1, 2), (1, 1), (1, 1)]
+C422 = list(MODE["ycbcr-422"].subsampling or ())
+C440 = list(MODE["ycbcr-440"].subsampling or ())
 #: (written subsampling, the configurations read under): a 4:4:4 stream and subsampled ones, whose upsampling a
 #: decoder must not choose by the configuration either.
 RE_READ = {"gray": (None, ()), "ycbcr": (C444, (C420,)), "ycbcr-420": (C420, (C444, C422)), "ycbcr-422": (C422, (C440, C444))}
