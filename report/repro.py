@@ -131,6 +131,13 @@ def rerun_command(spec: str, nodes: Sequence[str], results: Path, record: Path |
             f"--results={results}", *([f"--record-calls={record}"] if record is not None else []), *nodes]
 
 
+def runnable(spec: str) -> str:
+    """A spec as the report folder shows it, made to run here: the report writes the shipped harnesses' specs with
+    ``python`` for the Python that ran it (``report.run``), which need not be the ``python`` on this PATH (a venv
+    not activated): the rerun uses the Python running this command, as the report did."""
+    return f"exec:{shlex.quote(sys.executable)} {spec[len('exec:python '):]}" if spec.startswith("exec:python ") else spec
+
+
 def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     # An empty ini in a folder of its own, as the report runs the suites: no configuration of the caller's is picked up.
     (cwd / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
@@ -375,7 +382,8 @@ def write_finding(out: Path, row: str, spec: str, versions: Mapping[str, str], n
     with tempfile.TemporaryDirectory(prefix="repro-") as tmp:
         record = Path(tmp) / "calls"
         if nodes:
-            done = _run(rerun_command(spec, nodes, Path(tmp) / "results.jsonl", record, extra), Path(tmp))
+            done = _run(rerun_command(runnable(spec), nodes, Path(tmp) / "results.jsonl", record, [runnable(e) for e in extra]),
+                        Path(tmp))
             rerun_lines = (Path(tmp) / "results.jsonl").read_text(encoding="utf-8") if (Path(tmp) / "results.jsonl").is_file() else ""
             (folder / "rerun-results.jsonl").write_text(rerun_lines, encoding="utf-8")
             said = _compared(chosen, rerun_lines) if rerun_lines.strip() else (

@@ -67,3 +67,16 @@ def test_a_finding_that_is_not_there_is_said_and_a_missing_spec_asked_for(tmp_pa
     assert "no finding 9" in capsys.readouterr().err
     assert main([str(results), "--out", str(tmp_path)]) == 2
     assert "give --impl" in capsys.readouterr().err
+
+
+def test_a_harness_spec_the_report_wrote_for_its_python_reruns_with_the_python_running_repro() -> None:
+    """The report writes the shipped harnesses' specs with `python` (report.run); with a venv not activated that
+    `python` is another interpreter, without this package: the rerun must use the one running the command."""
+    import sys
+
+    from zarr_jpeg_conformance.report.repro import runnable
+
+    assert runnable("exec:python -m zarr_jpeg_conformance.harnesses rust-zune-jpeg") == (
+        f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses rust-zune-jpeg")
+    assert runnable("exec:node my-harness.js") == "exec:node my-harness.js", "a user's own command runs as written"
+    assert runnable("turbojpeg") == "turbojpeg"
