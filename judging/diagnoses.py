@@ -60,7 +60,7 @@ FAULTS: dict[str, Fault] = {
                                             "samples converted as if they were YCbCr"),
     "ids-over-app14": Fault("JPEG-DCS-03", "the component ids 'R', 'G', 'B' taken over APP14 transform 1: the stored "
                                            "YCbCr returned without conversion to RGB"),
-    "encode-reversed": Fault("JPEG-ENC-03", "the three components written in reverse order (BGR for RGB)"),
+    "encode-reversed": Fault("JPEG-ENC-03", "the three components read in reverse order (BGR for RGB)"),
     "memory-order": Fault("JPEG-ENC-02", "the samples read in the chunk's memory order, not in C order"),
 }
 

@@ -421,6 +421,10 @@ def judge_coefficients(coefficients: Coefficients, samples: Samples, tables: Seq
 # -- naming the cause
 
 
+#: One fault, one sentence, whatever the mode: read as BGR before the conversion or written reversed without one.
+REVERSED_WORDS = "the three components read in reverse order (BGR for RGB)"
+
+
 def _cause(key: str, requirement: str, words: str) -> Cause:
     return Cause("encode", key, requirement, words)
 
@@ -506,12 +510,12 @@ def _hypotheses(config: JpegConfig, chunk: np.ndarray, samples: Samples, coeffic
         image = np.asarray(chunk).reshape(planes.shape).astype(np.float64)
         converted = config.encoded_color_space == "ycbcr" and config.decoded_color_space == "rgb"
         if converted:
-            yield (_cause("encode-reversed", "JPEG-ENC-03", "the three components read in reverse order (BGR for RGB)"),
+            yield (_cause("encode-reversed", "JPEG-ENC-03", REVERSED_WORDS),
                    Samples(rgb_to_ycbcr_exact(image[:, :, ::-1]), names, rounding), None)
         else:
             yield (_cause("converted", kept_requirement(config), "an RGB -> YCbCr conversion applied to samples the "
                           "configuration stores as they are"), Samples(rgb_to_ycbcr_exact(image), names, BOUNDS.rounding), None)
-            yield (_cause("encode-reversed", "JPEG-ENC-03", "the three components written in reverse order"),
+            yield (_cause("encode-reversed", "JPEG-ENC-03", REVERSED_WORDS),
                    Samples(planes[:, :, ::-1], names, rounding), None)
         if names[0] == "Y":
             yield (_cause("chroma-swapped", "JPEG-ENC-03", "Cb and Cr written in each other's place"),

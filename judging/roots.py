@@ -26,10 +26,10 @@ import numpy as np
 from ..corpus.cases import chunk_case_for, config_case_for
 from .verdict import Attempt, Cause, Diagnosis, Outcome, attempt
 
-#: An encoder's defect when it writes chunks transposed (``encoder_accuracy``) or refuses them for their sides
-#: (:func:`encode_diagnosis`): one misreading of the axes, so one cause for both.
-SWAPPED_AXES_WORDS = ("takes the chunk's first axis for the width: it writes square chunks transposed and refuses "
-                      "others whose sides do not fit that reading")
+#: The defect of a codec that writes chunks transposed (``encoder_accuracy``) or refuses chunks or streams for their
+#: sides (:func:`encode_diagnosis`, :func:`decode_diagnosis`): one misreading of the axes, so one cause for all.
+SWAPPED_AXES_WORDS = ("takes the chunk's first axis for the width: it writes square chunks transposed, and refuses "
+                      "other chunks and streams whose sides do not fit that reading")
 
 
 def key(stage: str, implementation: str, codec: Any) -> tuple[str, ...]:
@@ -329,8 +329,7 @@ def decode_diagnosis(decode: Callable[[object, bytes, tuple[int, ...]], object],
     if shape[0] != shape[1] and attempt(decode, parsed, bytes(data), swapped).ok:
         return Diagnosis("JPEG-DIM-01", f"it decodes the same stream into {list(swapped)}, the chunk shape {list(shape)} "
                                         "with height and width swapped: the spatial axes are (H, W)",
-                         Cause("decode", "swapped-axes", "JPEG-DIM-01", "takes the chunk's first axis for the width: it "
-                               "refuses streams whose sides do not fit that reading"))
+                         Cause("decode", "swapped-axes", "JPEG-DIM-01", SWAPPED_AXES_WORDS))
     return _planar_refusal(data, refusal)
 
 

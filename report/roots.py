@@ -122,15 +122,15 @@ def finding_of(r: CaseResultLike) -> tuple[str, str] | None:
 
 
 def _key(r: CaseResultLike) -> tuple[str, str] | None:
-    """What a failing case is grouped by: ("cause", its rule and words) where one is named, else :func:`finding_of`."""
+    """What a failing case is grouped by: ("cause", its rule and fault key) where one is named, else :func:`finding_of`."""
     charged = finding_of(r)
     if charged is None:
         return None
     cause = r.cause
     if charged[0] == "fail" and isinstance(cause, Mapping) and cause.get("id") and cause.get("requirement"):
-        # The words, not the stage: one defect that shows at encode and at decode (a default taken wrong when the
-        # configuration is read) says the same words at both, and two defects of one stage say different ones.
-        return "cause", f"{cause['requirement']}: {cause.get('words') or cause['id']}"
+        # The fault's key and rule, not the stage: one defect that shows at encode and at decode (a default taken wrong
+        # when the configuration is read) has one key at both; the planes of an encode and of a decode have two.
+        return "cause", f"{cause['requirement']}: {str(cause['id']).split('.', 1)[-1]}"
     return charged
 
 

@@ -90,10 +90,9 @@ WARNS: dict[str, str] = {"NoJfif": "JPEG-X-06", "NonMonotoneStep": "JPEG-X-16",
 #: Each is a known gap of the diagnosis, shown here rather than hidden; the accuracy counts it.
 NOT_YET: dict[str, tuple[set[str], str]] = {}
 #: Wrong adapters whose fault is more than one defect of the rule they break, with how many and why: a finding is a
-#: defect, and encode and decode are separate code paths an author fixes separately. Every other adapter has one.
+#: defect, and what a codec does wrong at encode and at decode in different ways is fixed in two places. Every
+#: other adapter has one (one misreading shown at both, such as swapped axes, is one).
 DEFECTS: dict[str, tuple[int, str]] = {
-    "TransposedAxes": (2, "its encode writes the chunk transposed and its decode refuses streams whose sides do not fit "
-                          "(W, H): two code paths"),
     "PassthroughConverts": (3, "its encode converts the input it should store as it is; its decode converts YCbCr streams "
                                "to RGB and back, and converts RGB streams to YCbCr once more than the rule: each named "
                                "as what it does to the stream it was given"),
