@@ -168,6 +168,62 @@ def test_a_compression_bomb_after_jpeg_stops_at_the_cap(tmp_path: Path, gray: by
         assert f"the {codec} codec after jpeg" in found[f"/{codec}/c/1/0"] and words in found[f"/{codec}/c/1/0"], found
 
 
+ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+
+
+def _zstd_frame(size: int) -> bytes:
+    """A zstd frame of ``size`` zero bytes, as the zstd codec writes it (its header declares the size)."""
+    from numcodecs import Zstd
+
+    return bytes(Zstd(level=1).encode(bytes(size)))
+
+
+# The layouts of a zstd header's content size: 1 byte; 2 bytes (less 256); 4 bytes; 4 bytes after a window byte.
+@pytest.mark.parametrize("size", [100, 1000, 70_000, 1 << 20])
+def test_a_zstd_chunk_declaring_exactly_the_cap_is_inflated_and_one_byte_more_is_not(size: int) -> None:
+    """The size a zstd header declares, in each of its layouts, is held to the cap as gzip's output is: up to the
+    cap inclusive, inflated; one byte past it, an error naming both sizes."""
+    from zarr_jpeg_conformance.check_store.unwrap import ChunkError, unwrap
+
+    frame = _zstd_frame(size)
+    assert frame[4] == {100: 0x20, 1000: 0x60, 70_000: 0xA0, 1 << 20: 0x80}[size]  # the layout this case is for
+    assert unwrap([ZSTD], frame, size) == bytes(size)
+    with pytest.raises(ChunkError, match=f"says it inflates to {size:,} bytes, more than {size - 1:,} "):
+        unwrap([ZSTD], frame, size - 1)
+
+
+def test_a_zstd_header_without_a_whole_content_size_is_not_inflated() -> None:
+    """A frame that declares no size (its descriptor says none), or whose header ends inside the size, cannot be held
+    to a cap before it runs: an error of the chunk, never an inflate; a header cut right after the size is read."""
+    from zarr_jpeg_conformance.check_store.unwrap import ChunkError, unwrap
+
+    frame = _zstd_frame(1 << 20)  # descriptor 0x80: a window byte, then 4 bytes of size (frame[6:10])
+    undeclared = frame[:4] + b"\x00" + frame[5:6] + frame[10:]
+    for data in (undeclared, frame[:9]):
+        with pytest.raises(ChunkError, match="header declares no size it inflates to"):
+            unwrap([ZSTD], data, 64 << 20)
+    with pytest.raises(ChunkError, match=f"says it inflates to {1 << 20:,} bytes"):
+        unwrap([ZSTD], frame[:10], 1000)
+
+
+def test_a_zlib_chunk_after_jpeg_is_inflated_whatever_window_its_header_asks_for() -> None:
+    """numcodecs' zlib writes zlib's default header (a 32 KiB window): it is inflated, within the cap."""
+    import zlib
+
+    from numcodecs import Zlib
+
+    from zarr_jpeg_conformance.check_store.unwrap import ChunkError, unwrap
+
+    data = bytes(range(256)) * 256
+    chain = [{"name": "numcodecs.zlib", "configuration": {"level": 1}}]
+    for wbits in (9, 15):
+        packer = zlib.compressobj(1, zlib.DEFLATED, wbits)
+        assert unwrap(chain, packer.compress(data) + packer.flush(), len(data)) == data, wbits
+    assert unwrap(chain, bytes(Zlib(level=1).encode(data)), len(data)) == data
+    with pytest.raises(ChunkError, match="past 1,000 bytes"):
+        unwrap(chain, zlib.compress(data), 1000)
+
+
 def test_a_codec_after_jpeg_that_cannot_be_bounded_is_said_once_not_run(tmp_path: Path, gray: bytes,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A bytes -> bytes codec whose output check-store cannot bound (a plug-in's) is never run on a chunk: the array is
