@@ -387,11 +387,11 @@ def test_a_drip_server_is_bounded_by_the_timeout_of_the_whole_request(drip_serve
 # ------------------------------------------------------------------ folder pages
 
 
-def _listing(page: str) -> Any:
+def _listing(page: str, status: int = 200) -> Any:
     body = page.encode()
 
     def answer(handler: Any) -> None:
-        handler.send_response(200)
+        handler.send_response(status)
         handler.send_header("Content-Type", "text/html")
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
@@ -427,6 +427,29 @@ def test_over_http_a_group_page_that_hurts_a_regex_is_read_in_one_pass(tmp_path:
         assert done.returncode == 2 and "no array here uses the jpeg codec (no arrays)" in done.stderr, done.stdout + done.stderr
         done = run_check([f"{base}/h.zarr", "-q", "--timeout", "10"], address_space=None, timeout=60)
         assert done.returncode == 0 and "4 pass" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_page_that_ends_inside_a_tag_is_read_to_its_end() -> None:
+    """A page cut short after ``<a`` (or ``<a href``) gives the links before it, never an error."""
+    from zarr_jpeg_conformance.check_store.http import links
+
+    for tail in ("<a", "<A", "<a ", "<a href", '<a href="b/'):
+        assert links('<a href="a/">a</a>' + tail) == ["a/"] + (["b/"] if tail.endswith("b/") else []), tail
+
+
+def test_over_http_a_folder_page_answered_with_an_error_status_is_an_error_not_a_listing(tmp_path: Path, gray: bytes) -> None:
+    """A server that answers a group's page with HTTP 500 has not listed the group, whatever the page of its error
+    links to: the listing fails, naming the URL and the status, and nothing it links to is read as the store's."""
+    from zarr_jpeg_conformance.check_store import check
+    from zarr_jpeg_conformance.check_store.stores import StoreError
+
+    group = tmp_path / "g.zarr"
+    two_by_two(group / "a", gray)
+    (group / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
+    with serving(tmp_path, routes={"/g.zarr/": _listing('<a href="a/">a</a>', 500)}) as base:
+        with pytest.raises(StoreError, match=r"listing the root failed: HttpError: http://\S+/g\.zarr/: HTTP 500"):
+            check(f"{base}/g.zarr", scheduler="sync")
+        assert check(f"{base}/g.zarr/a", scheduler="sync").totals()["pass"] == 4  # the array itself is served
 
 
 def test_the_timeout_bounds_each_wait_of_a_listing_not_the_whole_of_it(tmp_path: Path) -> None:
