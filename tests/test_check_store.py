@@ -110,6 +110,30 @@ def test_each_fault_chunk_is_a_well_formed_stream_unless_its_fault_is_the_form(s
     assert app14.adobe_transform == 0
 
 
+def test_the_16_bit_table_fault_widens_only_its_table_wherever_the_encoder_puts_the_tables(
+        stores: tuple[Path, Path, list[Fault]]) -> None:
+    """The fault chunk's chroma table is stored with 16-bit entries of the same values, its luma table left 8-bit,
+    whether the encoder writes a DQT segment a table (libjpeg) or both in one: the stream decodes as it did."""
+    from PIL import Image
+
+    from zarr_jpeg_conformance.check_store.synthetic import _sixteen_bit_tables
+
+    _faulty, clean, _faults = stores
+    data = (clean / "color" / "c" / "2" / "2" / "0").read_bytes()
+    first = data.index(b"\xff\xdb")
+    second = first + 2 + int.from_bytes(data[first + 2:first + 4], "big")
+    end = second + 2 + int.from_bytes(data[second + 2:second + 4], "big")
+    assert data[second:second + 2] == b"\xff\xdb", "the encoder no longer writes a DQT segment a table"
+    body = data[first + 4:second] + data[second + 4:end]
+    merged = data[:first] + b"\xff\xdb" + (len(body) + 2).to_bytes(2, "big") + body + data[end:]
+    pixels = np.asarray(Image.open(io.BytesIO(data)))
+    for stream in (data, merged):
+        widened = _sixteen_bit_tables(stream)
+        info = inspect(widened)
+        assert info.ok and info.dqt_precisions == (0, 1), (info.problems, info.dqt_precisions)
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(widened))), pixels)
+
+
 @pytest.mark.parametrize("mode", ["header", "decode"])
 def test_a_clean_store_has_no_finding(stores: tuple[Path, Path, list[Fault]], mode: str) -> None:
     _faulty, clean, _faults = stores
@@ -385,6 +409,27 @@ def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path,
     assert "CONFORMS" in stdout and "header only" in stdout.splitlines()[0]
     assert main([str(clean), "-q", "--decode", "--backend", "pillow"]) == 0
     assert "decoded with pillow" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_the_report_names_each_arrays_configuration_by_its_scheme() -> None:
+    """report.json's ``jpeg`` of an array: its colour space, its J:a:b scheme (by the luma factors; factors no scheme
+    has, as they are), whether it takes YCbCr input, and its quality."""
+    from zarr_jpeg_conformance.check_store.summary import describe_config
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    def described(**configuration: Any) -> str:
+        return describe_config(parse_codec({"name": "jpeg", "configuration": configuration}))
+
+    for scheme, luma in (("4:4:4", [1, 1]), ("4:2:2", [2, 1]), ("4:4:0", [1, 2]), ("4:2:0", [2, 2])):
+        subsampling = [luma, [1, 1], [1, 1]]
+        assert described(encoded_color_space="ycbcr", quality=90, subsampling=subsampling) == f"ycbcr {scheme} q90"
+        assert described(encoded_color_space="ycbcr", decoded_color_space="ycbcr", quality=75,
+                         subsampling=subsampling) == f"ycbcr {scheme} (YCbCr input) q75"
+    assert described(encoded_color_space="ycbcr", quality=80, subsampling=[[4, 1], [1, 1], [1, 1]]) == \
+        "ycbcr factors [[4, 1], [1, 1], [1, 1]] q80"
+    assert described(encoded_color_space="grayscale", quality=85) == "grayscale q85"
+    assert described(encoded_color_space="rgb", quality=95) == "rgb q95"
+    assert describe_config(None) == "invalid configuration"
 
 
 def test_records_read_as_results_lines(stores: tuple[Path, Path, list[Fault]]) -> None:
