@@ -113,6 +113,31 @@ def test_a_zip_entry_is_never_inflated_whole_for_its_last_bytes(tmp_path: Path, 
         _only_error_is(out, "c/0/1", f"a compressed zip entry of {GIB:,} bytes")
 
 
+@pytest.mark.parametrize("extra", [4, 300, 1000])
+def test_a_stored_zip_entry_is_read_after_a_local_extra_field_of_any_length(tmp_path: Path, gray: bytes, extra: int) -> None:
+    """A stored entry's bytes are read where they lie: after its local header's name and extra field, whose lengths
+    are two bytes each (an extra field of 256 bytes or more has a high byte)."""
+    import struct
+    import zipfile
+
+    from zarr.abc.store import RangeByteRequest
+
+    from zarr_jpeg_conformance.check_store import check
+    from zarr_jpeg_conformance.check_store.zipped import ZipReader
+
+    path = tmp_path / "extra.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        entries = {"zarr.json": json.dumps(meta([64, 64], [32, 32])).encode(),
+                   **{f"c/{i}/{j}": gray for i in range(2) for j in range(2)}}
+        for name, data in entries.items():
+            info = zipfile.ZipInfo(name)
+            info.extra = struct.pack("<HH", 0xCAFE, extra - 4) + bytes(extra - 4)  # a field no reader knows: skipped
+            archive.writestr(info, data)
+    assert ZipReader(path).read("c/1/1", RangeByteRequest(0, len(gray)), 1 << 20) == gray
+    result = check(str(path), scheduler="sync")
+    assert result.totals()["pass"] == 4 and not result.records, result.records
+
+
 def _gzip_bomb() -> bytes:
     return gzip_zeros(64)  # 1 MiB that inflates to 1 GiB
 
