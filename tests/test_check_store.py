@@ -134,6 +134,17 @@ def test_the_16_bit_table_fault_widens_only_its_table_wherever_the_encoder_puts_
         assert np.array_equal(np.asarray(Image.open(io.BytesIO(widened))), pixels)
 
 
+def test_a_record_says_whether_the_chunk_ends_with_its_eoi(stores: tuple[Path, Path, list[Fault]]) -> None:
+    """``seen.eoi_last`` of a chunk's record, from its last bytes alone (the header scan): false for a stream cut short,
+    one with bytes after its EOI and bytes that are no JPEG; true for every other fault, whose stream ends well."""
+    faulty, _clean, faults = stores
+    unended = ("truncated in the entropy-coded data", "trailing data after EOI", "not a JPEG stream",
+               "trailing data in a shard's inner chunk")
+    seen = {r["case"]: r["seen"].get("eoi_last") for r in check(str(faulty), scheduler="sync").records}
+    expected = {_case(f): f.name not in unended for f in faults if f.requirement}
+    assert {case: seen.get(case) for case in expected} == expected
+
+
 @pytest.mark.parametrize("mode", ["header", "decode"])
 def test_a_clean_store_has_no_finding(stores: tuple[Path, Path, list[Fault]], mode: str) -> None:
     _faulty, clean, _faults = stores
@@ -565,6 +576,34 @@ def test_header_walk_stops_at_a_second_soi_or_an_eoi() -> None:
     app0 = b"\xff\xe0\x00\x04ab"
     for marker in (b"\xff\xd8", b"\xff\xd9"):
         assert header_extent(b"\xff\xd8" + app0 + marker + b"\x00\x04\xff\xda\x00\x02") is None
+
+
+def test_a_subsampled_chunk_of_an_rgb_array_fails_the_rgb_rule(tmp_path: Path) -> None:
+    """rgb components are never subsampled: a 4:2:0 stream (marked rgb, APP14 transform 0) in an rgb array fails
+    JPEG-SUB-09, which says so, not the rule of ycbcr factors or an unnamed one."""
+    from zarr_jpeg_conformance.check_store import synthetic
+
+    rgb = synthetic._codec("rgb")
+    subsampled = synthetic._with_app14(synthetic._encode(synthetic._codec("ycbcr", [[2, 2], [1, 1], [1, 1]]),
+                                                         synthetic._tile(64, 64, 3, 1)), 0)
+    write_array(tmp_path / "rgb.zarr", (64, 128, 3), (64, 64, 3), [rgb],
+                {"c/0/0/0": synthetic._encode(rgb, synthetic._tile(64, 64, 3, 2)), "c/0/1/0": subsampled})
+    result = check(str(tmp_path / "rgb.zarr"), scheduler="sync")
+    (rec,) = result.records
+    assert rec["key"] == "c/0/1/0" and rec["outcome"] == "fail" and rec["requirements"][0] == "JPEG-SUB-09", rec
+    assert "sampling factors [[2, 2], [1, 1], [1, 1]], the configuration's [[1, 1], [1, 1], [1, 1]]" in rec["message"]
+
+
+def test_header_walk_steps_over_fill_bytes_and_markers_without_a_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fill bytes before a marker (X'FF's, T.81 B.1.1.2) and markers that carry no length (TEM, RST0 to RST7) are
+    stepped over: the header still ends after its SOS segment, read from the chunk's first bytes alone."""
+    from zarr_jpeg_conformance.check_store import chunks
+
+    monkeypatch.setattr(chunks, "_KNOWN", [])
+    app0, sos = b"\xff\xe0\x00\x04ab", b"\xff\xda\x00\x02"
+    for between in (b"\xff", b"\xff" * 3, b"\xff\x01", *(bytes([0xFF, m]) for m in range(0xD0, 0xD8))):
+        header = b"\xff\xd8" + app0 + between + sos
+        assert chunks.header_extent(header + bytes(8)) == len(header), between.hex()
 
 
 def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
