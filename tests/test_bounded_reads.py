@@ -193,6 +193,29 @@ def test_a_compression_bomb_after_jpeg_stops_at_the_cap(tmp_path: Path, gray: by
         assert f"the {codec} codec after jpeg" in found[f"/{codec}/c/1/0"] and words in found[f"/{codec}/c/1/0"], found
 
 
+@pytest.mark.parametrize("cap", [64 << 20, 256 << 20])
+def test_chunks_read_whole_are_read_a_group_of_at_most_1_gib_of_caps_at_a_time(tmp_path: Path, gray: bytes, cap: int,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """What docs/data-publishers.md promises: a task holds at most 1 GiB of chunks read whole (16 chunks at the default
+    cap), so ``--decode`` reads a batch's chunks in groups of 1 GiB / --max-chunk-bytes, each judged before the next."""
+    from zarr_jpeg_conformance.check_store import Options, check, tasks
+    from zarr_jpeg_conformance.check_store.limits import Limits
+
+    groups: list[int] = []
+    read = tasks._Batch._read
+
+    def counted(batch: Any, slots: list[Any]) -> None:
+        groups.append(len(slots))
+        read(batch, slots)
+
+    monkeypatch.setattr(tasks._Batch, "_read", counted)
+    store = array(tmp_path / "s.zarr", [32, 32 * 40], [32, 32], {f"c/0/{j}": gray for j in range(40)})
+    result = check(str(store), options=Options(decode=True), scheduler="sync", batch=40, limits=Limits(chunk=cap))
+    assert result.totals()["pass"] == 40, result.records
+    per = (1 << 30) // cap
+    assert groups == [per] * (40 // per) + ([40 % per] if 40 % per else []), groups
+
+
 ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
 
 

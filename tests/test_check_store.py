@@ -213,6 +213,19 @@ def test_a_dask_cluster_reports_the_same(stores: tuple[Path, Path, list[Fault]])
     _assert_exactly_the_faults(result, faults)
 
 
+@pytest.mark.parametrize(("positions", "workers", "size"), [(512, 1, 64), (8192, 2, 256), (8192, 1, 512), (65536, 2, 1024)])
+def test_each_worker_gets_sixteen_batches_of_an_array_within_the_batch_bounds(tmp_path: Path, positions: int, workers: int,
+                                                                              size: int) -> None:
+    """The positions of an array are handed out in batches of a sixteenth of a worker's share (enough batches for
+    the workers to even out), never fewer than 64 (a task's scheduling cost) nor more than 1024 chunks."""
+    write_array(tmp_path / "a.zarr", (8, 8 * positions), (8, 8), [_jpeg()], {})  # nothing stored: every position fill
+    spans: list[tuple[int, int]] = []
+    result = check(str(tmp_path / "a.zarr"), scheduler="sync", workers=workers,
+                   on_batch=lambda out, _result: spans.append((out["start"], out["stop"])))
+    assert result.totals()["fill"] == positions
+    assert spans == [(start, start + size) for start in range(0, positions, size)], spans[:3]
+
+
 # ------------------------------------------------------------------ bad input: exit 2
 
 
@@ -224,6 +237,7 @@ def test_bad_input_is_a_clear_error_with_exit_code_2(tmp_path: Path, capsys: pyt
     cases: dict[str, tuple[str, str]] = {}
     cases["unreachable"] = ("http://127.0.0.1:9/store.zarr", "cannot read zarr.json")
     cases["missing"] = (str(tmp_path / "nothing.zarr"), "no such folder")
+    cases["missing zip"] = (str(tmp_path / "nothing.zip"), "nothing.zip: no such zip file")
     no_jpeg = tmp_path / "no-jpeg.zarr"
     write_array(no_jpeg, (4, 4), (4, 4), [{"name": "bytes", "configuration": {"endian": "little"}}], {})
     cases["no jpeg"] = (str(no_jpeg), "no array here uses the jpeg codec")
