@@ -386,6 +386,23 @@ def test_an_http_answer_is_read_to_its_cap_not_to_its_end(tmp_path: Path, gray: 
     _only_error_is(out, "c/1/0", f"longer than {CHUNK_CAP} bytes")
 
 
+def test_a_gzip_encoded_answer_of_exactly_the_cap_is_read_and_one_byte_more_is_not(tmp_path: Path, gray: bytes) -> None:
+    """The cap of an answer sent with ``Content-Encoding: gzip`` is on the bytes it inflates to, inclusive, as every
+    other cap: a zarr.json of exactly --max-metadata-bytes is read; with a cap one byte smaller, it is refused."""
+    import gzip
+
+    from zarr_jpeg_conformance.check_store import check
+    from zarr_jpeg_conformance.check_store.limits import Limits
+    from zarr_jpeg_conformance.check_store.stores import StoreError
+
+    store = two_by_two(tmp_path / "s.zarr", gray)
+    document = (store / "zarr.json").read_bytes()
+    with serving(tmp_path, routes={"/s.zarr/zarr.json": _gzip_encoded(gzip.compress(document))}) as base:
+        assert check(f"{base}/s.zarr", scheduler="sync", limits=Limits(metadata=len(document))).totals()["pass"] == 4
+        with pytest.raises(StoreError, match=f"Content-Encoding gzip inflates past {len(document) - 1:,} bytes"):
+            check(f"{base}/s.zarr", scheduler="sync", limits=Limits(metadata=len(document) - 1))
+
+
 @pytest.fixture
 def drip_server() -> Iterator[str]:
     """An http server that sends one byte of its answer every 0.3 s, for ever."""

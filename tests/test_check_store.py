@@ -226,6 +226,21 @@ def test_each_worker_gets_sixteen_batches_of_an_array_within_the_batch_bounds(tm
     assert spans == [(start, start + size) for start in range(0, positions, size)], spans[:3]
 
 
+def test_an_array_walked_whole_or_not_read_at_all_has_no_position_not_visited(tmp_path: Path) -> None:
+    """"not visited" is only for positions a store that cannot list leaves past --max-positions: an array whose every
+    position was walked, and one whose metadata stops it being read, report none."""
+    from zarr_jpeg_conformance.check_store.summary import lines
+
+    write_array(tmp_path / "s.zarr" / "walked", (8, 16), (8, 8), [_jpeg()], {})
+    write_array(tmp_path / "s.zarr" / "unread", (8, 16), (8, 8), [_jpeg(), {"name": "test.unknown"}], {})
+    (tmp_path / "s.zarr" / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
+    result = check(str(tmp_path / "s.zarr"), scheduler="sync")
+    assert {a.node.path: (a.plan is not None, a.not_visited) for a in result.arrays} == {"walked": (True, 0),
+                                                                                         "unread": (False, 0)}
+    assert [a["not_visited"] for a in to_json(result)["arrays"]] == [0, 0]
+    assert not [line for line in lines(result) if "not visited" in line]
+
+
 # ------------------------------------------------------------------ bad input: exit 2
 
 
@@ -643,6 +658,30 @@ def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_
     for quiet, out in ((False, io.StringIO()), (True, Terminal()), (True, io.StringIO())):
         Progress(out, enabled=not quiet).close()
         assert out.getvalue() == "", (quiet, type(out).__name__)
+
+
+def test_an_error_after_the_progress_bar_was_drawn_is_said_on_a_line_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that fails once the bar is on the terminal (a store or a cluster lost mid-run) ends the bar's line first:
+    the error is its own line, exit 2."""
+    import zarr_jpeg_conformance.check_store.__main__ as cli
+    from zarr_jpeg_conformance.check_store.stores import StoreError
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def failing(url: str, **kw: Any) -> Result:
+        result = Result(url, url, "local", Options())
+        kw["on_start"](result)
+        kw["on_batch"]({"positions": 1, "records": []}, result)  # every position done: the bar is drawn
+        raise StoreError(f"{url}: the store went away")
+
+    terminal = Terminal()
+    monkeypatch.setattr(cli, "check", failing)
+    monkeypatch.setattr(cli.sys, "stderr", terminal)
+    assert main(["gone.zarr"]) == 2
+    assert "\r[" in terminal.getvalue(), terminal.getvalue()
+    assert terminal.getvalue().splitlines()[-1] == "check-store: gone.zarr: the store went away", terminal.getvalue()
 
 
 def test_ctrl_c_while_reading_metadata_says_no_chunk_was_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
