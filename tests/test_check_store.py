@@ -349,6 +349,9 @@ def test_a_shard_uses_jpeg_only_when_its_inner_chain_holds_it() -> None:
 
     assert uses_jpeg(sharded([_jpeg()])) and uses_jpeg({"codecs": [_jpeg()]})
     assert not uses_jpeg(sharded([BYTES])) and not uses_jpeg(sharded("jpeg")) and not uses_jpeg({"codecs": [BYTES]})
+    # Only sharding holds a chain: jpeg in another codec's configuration is no codec of the array; a name is no codec.
+    assert not uses_jpeg({"codecs": [{"name": "x.wrapper", "configuration": {"codecs": [_jpeg()]}}]})
+    assert not uses_jpeg({"codecs": ["jpeg", None, 3]})
 
 
 def test_a_chunk_is_at_the_edge_only_when_it_runs_past_the_array() -> None:
