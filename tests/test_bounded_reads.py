@@ -113,6 +113,31 @@ def test_a_zip_entry_is_never_inflated_whole_for_its_last_bytes(tmp_path: Path, 
         _only_error_is(out, "c/0/1", f"a compressed zip entry of {GIB:,} bytes")
 
 
+@pytest.mark.parametrize("extra", [4, 300, 1000])
+def test_a_stored_zip_entry_is_read_after_a_local_extra_field_of_any_length(tmp_path: Path, gray: bytes, extra: int) -> None:
+    """A stored entry's bytes are read where they lie: after its local header's name and extra field, whose lengths
+    are two bytes each (an extra field of 256 bytes or more has a high byte)."""
+    import struct
+    import zipfile
+
+    from zarr.abc.store import RangeByteRequest
+
+    from zarr_jpeg_conformance.check_store import check
+    from zarr_jpeg_conformance.check_store.zipped import ZipReader
+
+    path = tmp_path / "extra.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        entries = {"zarr.json": json.dumps(meta([64, 64], [32, 32])).encode(),
+                   **{f"c/{i}/{j}": gray for i in range(2) for j in range(2)}}
+        for name, data in entries.items():
+            info = zipfile.ZipInfo(name)
+            info.extra = struct.pack("<HH", 0xCAFE, extra - 4) + bytes(extra - 4)  # a field no reader knows: skipped
+            archive.writestr(info, data)
+    assert ZipReader(path).read("c/1/1", RangeByteRequest(0, len(gray)), 1 << 20) == gray
+    result = check(str(path), scheduler="sync")
+    assert result.totals()["pass"] == 4 and not result.records, result.records
+
+
 def _gzip_bomb() -> bytes:
     return gzip_zeros(64)  # 1 MiB that inflates to 1 GiB
 
@@ -166,6 +191,85 @@ def test_a_compression_bomb_after_jpeg_stops_at_the_cap(tmp_path: Path, gray: by
     assert sorted(found) == [f"/{codec}/c/1/0" for codec in sorted(configs)], found
     for codec, (_make, words) in BOMBS.items():
         assert f"the {codec} codec after jpeg" in found[f"/{codec}/c/1/0"] and words in found[f"/{codec}/c/1/0"], found
+
+
+@pytest.mark.parametrize("cap", [64 << 20, 256 << 20])
+def test_chunks_read_whole_are_read_a_group_of_at_most_1_gib_of_caps_at_a_time(tmp_path: Path, gray: bytes, cap: int,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """What docs/data-publishers.md promises: a task holds at most 1 GiB of chunks read whole (16 chunks at the default
+    cap), so ``--decode`` reads a batch's chunks in groups of 1 GiB / --max-chunk-bytes, each judged before the next."""
+    from zarr_jpeg_conformance.check_store import Options, check, tasks
+    from zarr_jpeg_conformance.check_store.limits import Limits
+
+    groups: list[int] = []
+    read = tasks._Batch._read
+
+    def counted(batch: Any, slots: list[Any]) -> None:
+        groups.append(len(slots))
+        read(batch, slots)
+
+    monkeypatch.setattr(tasks._Batch, "_read", counted)
+    store = array(tmp_path / "s.zarr", [32, 32 * 40], [32, 32], {f"c/0/{j}": gray for j in range(40)})
+    result = check(str(store), options=Options(decode=True), scheduler="sync", batch=40, limits=Limits(chunk=cap))
+    assert result.totals()["pass"] == 40, result.records
+    per = (1 << 30) // cap
+    assert groups == [per] * (40 // per) + ([40 % per] if 40 % per else []), groups
+
+
+ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+
+
+def _zstd_frame(size: int) -> bytes:
+    """A zstd frame of ``size`` zero bytes, as the zstd codec writes it (its header declares the size)."""
+    from numcodecs import Zstd
+
+    return bytes(Zstd(level=1).encode(bytes(size)))
+
+
+# The layouts of a zstd header's content size: 1 byte; 2 bytes (less 256); 4 bytes; 4 bytes after a window byte.
+@pytest.mark.parametrize("size", [100, 1000, 70_000, 1 << 20])
+def test_a_zstd_chunk_declaring_exactly_the_cap_is_inflated_and_one_byte_more_is_not(size: int) -> None:
+    """The size a zstd header declares, in each of its layouts, is held to the cap as gzip's output is: up to the
+    cap inclusive, inflated; one byte past it, an error naming both sizes."""
+    from zarr_jpeg_conformance.check_store.unwrap import ChunkError, unwrap
+
+    frame = _zstd_frame(size)
+    assert frame[4] == {100: 0x20, 1000: 0x60, 70_000: 0xA0, 1 << 20: 0x80}[size]  # the layout this case is for
+    assert unwrap([ZSTD], frame, size) == bytes(size)
+    with pytest.raises(ChunkError, match=f"says it inflates to {size:,} bytes, more than {size - 1:,} "):
+        unwrap([ZSTD], frame, size - 1)
+
+
+def test_a_zstd_header_without_a_whole_content_size_is_not_inflated() -> None:
+    """A frame that declares no size (its descriptor says none), or whose header ends inside the size, cannot be held
+    to a cap before it runs: an error of the chunk, never an inflate; a header cut right after the size is read."""
+    from zarr_jpeg_conformance.check_store.unwrap import ChunkError, unwrap
+
+    frame = _zstd_frame(1 << 20)  # descriptor 0x80: a window byte, then 4 bytes of size (frame[6:10])
+    undeclared = frame[:4] + b"\x00" + frame[5:6] + frame[10:]
+    for data in (undeclared, frame[:9]):
+        with pytest.raises(ChunkError, match="header declares no size it inflates to"):
+            unwrap([ZSTD], data, 64 << 20)
+    with pytest.raises(ChunkError, match=f"says it inflates to {1 << 20:,} bytes"):
+        unwrap([ZSTD], frame[:10], 1000)
+
+
+def test_a_zlib_chunk_after_jpeg_is_inflated_whatever_window_its_header_asks_for() -> None:
+    """numcodecs' zlib writes zlib's default header (a 32 KiB window): it is inflated, within the cap."""
+    import zlib
+
+    from numcodecs import Zlib
+
+    from zarr_jpeg_conformance.check_store.unwrap import ChunkError, unwrap
+
+    data = bytes(range(256)) * 256
+    chain = [{"name": "numcodecs.zlib", "configuration": {"level": 1}}]
+    for wbits in (9, 15):
+        packer = zlib.compressobj(1, zlib.DEFLATED, wbits)
+        assert unwrap(chain, packer.compress(data) + packer.flush(), len(data)) == data, wbits
+    assert unwrap(chain, bytes(Zlib(level=1).encode(data)), len(data)) == data
+    with pytest.raises(ChunkError, match="past 1,000 bytes"):
+        unwrap(chain, zlib.compress(data), 1000)
 
 
 def test_a_codec_after_jpeg_that_cannot_be_bounded_is_said_once_not_run(tmp_path: Path, gray: bytes,
@@ -282,6 +386,23 @@ def test_an_http_answer_is_read_to_its_cap_not_to_its_end(tmp_path: Path, gray: 
     _only_error_is(out, "c/1/0", f"longer than {CHUNK_CAP} bytes")
 
 
+def test_a_gzip_encoded_answer_of_exactly_the_cap_is_read_and_one_byte_more_is_not(tmp_path: Path, gray: bytes) -> None:
+    """The cap of an answer sent with ``Content-Encoding: gzip`` is on the bytes it inflates to, inclusive, as every
+    other cap: a zarr.json of exactly --max-metadata-bytes is read; with a cap one byte smaller, it is refused."""
+    import gzip
+
+    from zarr_jpeg_conformance.check_store import check
+    from zarr_jpeg_conformance.check_store.limits import Limits
+    from zarr_jpeg_conformance.check_store.stores import StoreError
+
+    store = two_by_two(tmp_path / "s.zarr", gray)
+    document = (store / "zarr.json").read_bytes()
+    with serving(tmp_path, routes={"/s.zarr/zarr.json": _gzip_encoded(gzip.compress(document))}) as base:
+        assert check(f"{base}/s.zarr", scheduler="sync", limits=Limits(metadata=len(document))).totals()["pass"] == 4
+        with pytest.raises(StoreError, match=f"Content-Encoding gzip inflates past {len(document) - 1:,} bytes"):
+            check(f"{base}/s.zarr", scheduler="sync", limits=Limits(metadata=len(document) - 1))
+
+
 @pytest.fixture
 def drip_server() -> Iterator[str]:
     """An http server that sends one byte of its answer every 0.3 s, for ever."""
@@ -331,11 +452,11 @@ def test_a_drip_server_is_bounded_by_the_timeout_of_the_whole_request(drip_serve
 # ------------------------------------------------------------------ folder pages
 
 
-def _listing(page: str) -> Any:
+def _listing(page: str, status: int = 200) -> Any:
     body = page.encode()
 
     def answer(handler: Any) -> None:
-        handler.send_response(200)
+        handler.send_response(status)
         handler.send_header("Content-Type", "text/html")
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
@@ -371,6 +492,29 @@ def test_over_http_a_group_page_that_hurts_a_regex_is_read_in_one_pass(tmp_path:
         assert done.returncode == 2 and "no array here uses the jpeg codec (no arrays)" in done.stderr, done.stdout + done.stderr
         done = run_check([f"{base}/h.zarr", "-q", "--timeout", "10"], address_space=None, timeout=60)
         assert done.returncode == 0 and "4 pass" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_page_that_ends_inside_a_tag_is_read_to_its_end() -> None:
+    """A page cut short after ``<a`` (or ``<a href``) gives the links before it, never an error."""
+    from zarr_jpeg_conformance.check_store.http import links
+
+    for tail in ("<a", "<A", "<a ", "<a href", '<a href="b/'):
+        assert links('<a href="a/">a</a>' + tail) == ["a/"] + (["b/"] if tail.endswith("b/") else []), tail
+
+
+def test_over_http_a_folder_page_answered_with_an_error_status_is_an_error_not_a_listing(tmp_path: Path, gray: bytes) -> None:
+    """A server that answers a group's page with HTTP 500 has not listed the group, whatever the page of its error
+    links to: the listing fails, naming the URL and the status, and nothing it links to is read as the store's."""
+    from zarr_jpeg_conformance.check_store import check
+    from zarr_jpeg_conformance.check_store.stores import StoreError
+
+    group = tmp_path / "g.zarr"
+    two_by_two(group / "a", gray)
+    (group / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
+    with serving(tmp_path, routes={"/g.zarr/": _listing('<a href="a/">a</a>', 500)}) as base:
+        with pytest.raises(StoreError, match=r"listing the root failed: HttpError: http://\S+/g\.zarr/: HTTP 500"):
+            check(f"{base}/g.zarr", scheduler="sync")
+        assert check(f"{base}/g.zarr/a", scheduler="sync").totals()["pass"] == 4  # the array itself is served
 
 
 def test_the_timeout_bounds_each_wait_of_a_listing_not_the_whole_of_it(tmp_path: Path) -> None:

@@ -163,6 +163,27 @@ def test_only_regular_files_are_read_in_the_header_scan(tmp_path: Path, gray: by
     assert all("not a regular file (a named pipe, a device or a socket): not read" in r["message"] for r in result.records)
 
 
+def test_a_shard_index_that_cannot_be_read_or_used_errs_each_inner_chunk_once(tmp_path: Path, gray: bytes) -> None:
+    """A shard whose index cannot be read (a link out of the store) or is the wrong size is one record, naming why, and
+    its four inner chunks are four errors; an entry with a real offset and a length of 2^64 - 1 is a corrupt entry,
+    an error of its own, never an empty inner chunk (empty is both fields 2^64 - 1)."""
+    sharding = {"name": "sharding_indexed", "configuration": {"chunk_shape": [32, 32], "codecs": [GRAY],
+                                                              "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}
+    endless = bytearray(_shard({0: gray, 1: gray}, 4))
+    endless[-64 + 16 + 8:-64 + 32] = (2**64 - 1).to_bytes(8, "little")  # inner chunk 1: its length
+    store = array(tmp_path / "s.zarr", [64, 192], [64, 64], {"c/0/0": bytes(endless), "c/0/1": b"shorter than an index"},
+                  [sharding])
+    (tmp_path / "outside").write_bytes(_shard({0: gray}, 4))
+    (store / "c" / "0" / "2").symlink_to(tmp_path / "outside")
+    result = check(str(store), scheduler="sync")
+    assert result.totals() == {"pass": 1, "error": 1 + 4 + 4, "fill": 2}, result.totals()
+    found = {(r["key"], tuple(r["inner"] or ())): r["message"] for r in result.records}
+    assert sorted(found) == [("c/0/0", (0, 1)), ("c/0/1", ()), ("c/0/2", ())], found
+    assert "beyond any file (2^62 bytes): a corrupt index entry" in found["c/0/0", (0, 1)]
+    assert "cannot read the shard index: shard index is 21 bytes, expected 64" in found["c/0/1", ()]
+    assert "cannot read the shard index: key c/0/2: a symbolic link out of the store" in found["c/0/2", ()]
+
+
 def test_a_shard_past_the_arrays_edge_counts_only_the_inner_chunks_inside_as_fill(tmp_path: Path, gray: bytes) -> None:
     """The fill of a shard is worked out (inner chunks that start inside the array, less those stored), no longer
     counted by walking every inner position: a shard half past the array's edge has two inner chunks inside."""

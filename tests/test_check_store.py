@@ -110,6 +110,41 @@ def test_each_fault_chunk_is_a_well_formed_stream_unless_its_fault_is_the_form(s
     assert app14.adobe_transform == 0
 
 
+def test_the_16_bit_table_fault_widens_only_its_table_wherever_the_encoder_puts_the_tables(
+        stores: tuple[Path, Path, list[Fault]]) -> None:
+    """The fault chunk's chroma table is stored with 16-bit entries of the same values, its luma table left 8-bit,
+    whether the encoder writes a DQT segment a table (libjpeg) or both in one: the stream decodes as it did."""
+    from PIL import Image
+
+    from zarr_jpeg_conformance.check_store.synthetic import _sixteen_bit_tables
+
+    _faulty, clean, _faults = stores
+    data = (clean / "color" / "c" / "2" / "2" / "0").read_bytes()
+    first = data.index(b"\xff\xdb")
+    second = first + 2 + int.from_bytes(data[first + 2:first + 4], "big")
+    end = second + 2 + int.from_bytes(data[second + 2:second + 4], "big")
+    assert data[second:second + 2] == b"\xff\xdb", "the encoder no longer writes a DQT segment a table"
+    body = data[first + 4:second] + data[second + 4:end]
+    merged = data[:first] + b"\xff\xdb" + (len(body) + 2).to_bytes(2, "big") + body + data[end:]
+    pixels = np.asarray(Image.open(io.BytesIO(data)))
+    for stream in (data, merged):
+        widened = _sixteen_bit_tables(stream)
+        info = inspect(widened)
+        assert info.ok and info.dqt_precisions == (0, 1), (info.problems, info.dqt_precisions)
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(widened))), pixels)
+
+
+def test_a_record_says_whether_the_chunk_ends_with_its_eoi(stores: tuple[Path, Path, list[Fault]]) -> None:
+    """``seen.eoi_last`` of a chunk's record, from its last bytes alone (the header scan): false for a stream cut short,
+    one with bytes after its EOI and bytes that are no JPEG; true for every other fault, whose stream ends well."""
+    faulty, _clean, faults = stores
+    unended = ("truncated in the entropy-coded data", "trailing data after EOI", "not a JPEG stream",
+               "trailing data in a shard's inner chunk")
+    seen = {r["case"]: r["seen"].get("eoi_last") for r in check(str(faulty), scheduler="sync").records}
+    expected = {_case(f): f.name not in unended for f in faults if f.requirement}
+    assert {case: seen.get(case) for case in expected} == expected
+
+
 @pytest.mark.parametrize("mode", ["header", "decode"])
 def test_a_clean_store_has_no_finding(stores: tuple[Path, Path, list[Fault]], mode: str) -> None:
     _faulty, clean, _faults = stores
@@ -178,6 +213,34 @@ def test_a_dask_cluster_reports_the_same(stores: tuple[Path, Path, list[Fault]])
     _assert_exactly_the_faults(result, faults)
 
 
+@pytest.mark.parametrize(("positions", "workers", "size"), [(512, 1, 64), (8192, 2, 256), (8192, 1, 512), (65536, 2, 1024)])
+def test_each_worker_gets_sixteen_batches_of_an_array_within_the_batch_bounds(tmp_path: Path, positions: int, workers: int,
+                                                                              size: int) -> None:
+    """The positions of an array are handed out in batches of a sixteenth of a worker's share (enough batches for
+    the workers to even out), never fewer than 64 (a task's scheduling cost) nor more than 1024 chunks."""
+    write_array(tmp_path / "a.zarr", (8, 8 * positions), (8, 8), [_jpeg()], {})  # nothing stored: every position fill
+    spans: list[tuple[int, int]] = []
+    result = check(str(tmp_path / "a.zarr"), scheduler="sync", workers=workers,
+                   on_batch=lambda out, _result: spans.append((out["start"], out["stop"])))
+    assert result.totals()["fill"] == positions
+    assert spans == [(start, start + size) for start in range(0, positions, size)], spans[:3]
+
+
+def test_an_array_walked_whole_or_not_read_at_all_has_no_position_not_visited(tmp_path: Path) -> None:
+    """"not visited" is only for positions a store that cannot list leaves past --max-positions: an array whose every
+    position was walked, and one whose metadata stops it being read, report none."""
+    from zarr_jpeg_conformance.check_store.summary import lines
+
+    write_array(tmp_path / "s.zarr" / "walked", (8, 16), (8, 8), [_jpeg()], {})
+    write_array(tmp_path / "s.zarr" / "unread", (8, 16), (8, 8), [_jpeg(), {"name": "test.unknown"}], {})
+    (tmp_path / "s.zarr" / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
+    result = check(str(tmp_path / "s.zarr"), scheduler="sync")
+    assert {a.node.path: (a.plan is not None, a.not_visited) for a in result.arrays} == {"walked": (True, 0),
+                                                                                         "unread": (False, 0)}
+    assert [a["not_visited"] for a in to_json(result)["arrays"]] == [0, 0]
+    assert not [line for line in lines(result) if "not visited" in line]
+
+
 # ------------------------------------------------------------------ bad input: exit 2
 
 
@@ -189,6 +252,7 @@ def test_bad_input_is_a_clear_error_with_exit_code_2(tmp_path: Path, capsys: pyt
     cases: dict[str, tuple[str, str]] = {}
     cases["unreachable"] = ("http://127.0.0.1:9/store.zarr", "cannot read zarr.json")
     cases["missing"] = (str(tmp_path / "nothing.zarr"), "no such folder")
+    cases["missing zip"] = (str(tmp_path / "nothing.zip"), "nothing.zip: no such zip file")
     no_jpeg = tmp_path / "no-jpeg.zarr"
     write_array(no_jpeg, (4, 4), (4, 4), [{"name": "bytes", "configuration": {"endian": "little"}}], {})
     cases["no jpeg"] = (str(no_jpeg), "no array here uses the jpeg codec")
@@ -285,6 +349,9 @@ def test_a_shard_uses_jpeg_only_when_its_inner_chain_holds_it() -> None:
 
     assert uses_jpeg(sharded([_jpeg()])) and uses_jpeg({"codecs": [_jpeg()]})
     assert not uses_jpeg(sharded([BYTES])) and not uses_jpeg(sharded("jpeg")) and not uses_jpeg({"codecs": [BYTES]})
+    # Only sharding holds a chain: jpeg in another codec's configuration is no codec of the array; a name is no codec.
+    assert not uses_jpeg({"codecs": [{"name": "x.wrapper", "configuration": {"codecs": [_jpeg()]}}]})
+    assert not uses_jpeg({"codecs": ["jpeg", None, 3]})
 
 
 def test_a_chunk_is_at_the_edge_only_when_it_runs_past_the_array() -> None:
@@ -385,6 +452,27 @@ def test_cli_writes_jsonl_as_results_land_and_a_report(stores: tuple[Path, Path,
     assert "CONFORMS" in stdout and "header only" in stdout.splitlines()[0]
     assert main([str(clean), "-q", "--decode", "--backend", "pillow"]) == 0
     assert "decoded with pillow" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_the_report_names_each_arrays_configuration_by_its_scheme() -> None:
+    """report.json's ``jpeg`` of an array: its colour space, its J:a:b scheme (by the luma factors; factors no scheme
+    has, as they are), whether it takes YCbCr input, and its quality."""
+    from zarr_jpeg_conformance.check_store.summary import describe_config
+    from zarr_jpeg_conformance.core.config import parse_codec
+
+    def described(**configuration: Any) -> str:
+        return describe_config(parse_codec({"name": "jpeg", "configuration": configuration}))
+
+    for scheme, luma in (("4:4:4", [1, 1]), ("4:2:2", [2, 1]), ("4:4:0", [1, 2]), ("4:2:0", [2, 2])):
+        subsampling = [luma, [1, 1], [1, 1]]
+        assert described(encoded_color_space="ycbcr", quality=90, subsampling=subsampling) == f"ycbcr {scheme} q90"
+        assert described(encoded_color_space="ycbcr", decoded_color_space="ycbcr", quality=75,
+                         subsampling=subsampling) == f"ycbcr {scheme} (YCbCr input) q75"
+    assert described(encoded_color_space="ycbcr", quality=80, subsampling=[[4, 1], [1, 1], [1, 1]]) == \
+        "ycbcr factors [[4, 1], [1, 1], [1, 1]] q80"
+    assert described(encoded_color_space="grayscale", quality=85) == "grayscale q85"
+    assert described(encoded_color_space="rgb", quality=95) == "rgb q95"
+    assert describe_config(None) == "invalid configuration"
 
 
 def test_records_read_as_results_lines(stores: tuple[Path, Path, list[Fault]]) -> None:
@@ -522,6 +610,34 @@ def test_header_walk_stops_at_a_second_soi_or_an_eoi() -> None:
         assert header_extent(b"\xff\xd8" + app0 + marker + b"\x00\x04\xff\xda\x00\x02") is None
 
 
+def test_a_subsampled_chunk_of_an_rgb_array_fails_the_rgb_rule(tmp_path: Path) -> None:
+    """rgb components are never subsampled: a 4:2:0 stream (marked rgb, APP14 transform 0) in an rgb array fails
+    JPEG-SUB-09, which says so, not the rule of ycbcr factors or an unnamed one."""
+    from zarr_jpeg_conformance.check_store import synthetic
+
+    rgb = synthetic._codec("rgb")
+    subsampled = synthetic._with_app14(synthetic._encode(synthetic._codec("ycbcr", [[2, 2], [1, 1], [1, 1]]),
+                                                         synthetic._tile(64, 64, 3, 1)), 0)
+    write_array(tmp_path / "rgb.zarr", (64, 128, 3), (64, 64, 3), [rgb],
+                {"c/0/0/0": synthetic._encode(rgb, synthetic._tile(64, 64, 3, 2)), "c/0/1/0": subsampled})
+    result = check(str(tmp_path / "rgb.zarr"), scheduler="sync")
+    (rec,) = result.records
+    assert rec["key"] == "c/0/1/0" and rec["outcome"] == "fail" and rec["requirements"][0] == "JPEG-SUB-09", rec
+    assert "sampling factors [[2, 2], [1, 1], [1, 1]], the configuration's [[1, 1], [1, 1], [1, 1]]" in rec["message"]
+
+
+def test_header_walk_steps_over_fill_bytes_and_markers_without_a_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fill bytes before a marker (X'FF's, T.81 B.1.1.2) and markers that carry no length (TEM, RST0 to RST7) are
+    stepped over: the header still ends after its SOS segment, read from the chunk's first bytes alone."""
+    from zarr_jpeg_conformance.check_store import chunks
+
+    monkeypatch.setattr(chunks, "_KNOWN", [])
+    app0, sos = b"\xff\xe0\x00\x04ab", b"\xff\xda\x00\x02"
+    for between in (b"\xff", b"\xff" * 3, b"\xff\x01", *(bytes([0xFF, m]) for m in range(0xD0, 0xD8))):
+        header = b"\xff\xd8" + app0 + between + sos
+        assert chunks.header_extent(header + bytes(8)) == len(header), between.hex()
+
+
 def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
     import zarr_jpeg_conformance.check_store.__main__ as cli
 
@@ -545,6 +661,30 @@ def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second_and_ends_its_
     for quiet, out in ((False, io.StringIO()), (True, Terminal()), (True, io.StringIO())):
         Progress(out, enabled=not quiet).close()
         assert out.getvalue() == "", (quiet, type(out).__name__)
+
+
+def test_an_error_after_the_progress_bar_was_drawn_is_said_on_a_line_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that fails once the bar is on the terminal (a store or a cluster lost mid-run) ends the bar's line first:
+    the error is its own line, exit 2."""
+    import zarr_jpeg_conformance.check_store.__main__ as cli
+    from zarr_jpeg_conformance.check_store.stores import StoreError
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def failing(url: str, **kw: Any) -> Result:
+        result = Result(url, url, "local", Options())
+        kw["on_start"](result)
+        kw["on_batch"]({"positions": 1, "records": []}, result)  # every position done: the bar is drawn
+        raise StoreError(f"{url}: the store went away")
+
+    terminal = Terminal()
+    monkeypatch.setattr(cli, "check", failing)
+    monkeypatch.setattr(cli.sys, "stderr", terminal)
+    assert main(["gone.zarr"]) == 2
+    assert "\r[" in terminal.getvalue(), terminal.getvalue()
+    assert terminal.getvalue().splitlines()[-1] == "check-store: gone.zarr: the store went away", terminal.getvalue()
 
 
 def test_ctrl_c_while_reading_metadata_says_no_chunk_was_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

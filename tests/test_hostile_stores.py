@@ -217,6 +217,16 @@ def test_a_typo_is_a_usage_error_not_a_verdict(tmp_path: Path, stream: bytes, ar
     assert (argv[-1] + ": no such backend" in captured.err) or captured.err.startswith(f"check-store: {argv[0]} ")
 
 
+@pytest.mark.parametrize("option", ["--max-chunk-bytes", "--max-metadata-bytes"])
+def test_a_cap_that_is_no_size_is_a_usage_error_naming_the_option(tmp_path: Path, stream: bytes, option: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    store = _two_by_two(tmp_path / "ok.zarr", stream)
+    assert main([str(store), "-q", option, "64 megs"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (f"check-store: {option}: '64 megs' is not a size (give bytes, or a number "
+                                                   "with k, M or G)\n"), captured
+
+
 # ------------------------------------------------------------------ medium
 
 

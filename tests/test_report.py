@@ -478,9 +478,13 @@ def test_compare(matrix: model.Matrix) -> None:
     new["cells"]["alpha"]["JPEG-X-05"]["outcome"] = "pass"
     new["cases"]["alpha"]["config.new.case"] = {"outcome": "fail"}
     del new["cases"]["alpha"]["chunk.dims.width-65535"]
+    new["cases"]["alpha"]["roundtrip.quality_sweep[gray]"]["outcome"] = "fail"
+    new["cases"]["alpha"]["cross.decode[gray]"]["outcome"] = "warn"
     new["implementations"][0]["versions"] = {"lib": "1.1", "parse": "shared shim"}
     text = compare.compare(old, new)
     assert "| `config.quality.zero` | fail | pass | better |" in text
+    assert "Cases that changed outcome (2, 2 worse):" in text and "| `roundtrip.quality_sweep[gray]` | pass | fail | worse |" in text
+    assert "Cases that changed outcome (1, 0 worse):" in text  # beta's
     assert "| JPEG-X-05 | warn | pass |" in text
     assert "## parser shared shim" in text and "| JPEG-Q-01 | fail | pass |" in text
     assert "New cases (1)" in text and "`config.new.case`" in text

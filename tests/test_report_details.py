@@ -7,6 +7,7 @@ its timeout and its Ctrl-C bookkeeping), with the suite runs and probes stood in
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -127,6 +128,28 @@ def test_the_parser_table_shows_each_requirement_a_parser_case_rests_on() -> Non
     assert '<span class="rid">JPEG-Q-01</span>' in section
     # Only the topics that hold a parse case get a heading.
     assert section.count('class="group-head"') == 1
+
+
+def test_the_parser_table_cuts_a_long_requirement_text_to_160_characters_and_keeps_it_whole_in_its_title() -> None:
+    from zarr_jpeg_conformance.corpus.registry import requirements
+
+    impls = [_impl("a", parse="p1"), _impl("b", parse="p2")]
+    results = [_result(i.name, "config.subsampling.x", "pass", ("JPEG-SUB-01",)) for i in impls]
+    section = _section(render_html.render(model.build(results, implementations=impls)), '<section id="parsing">', "</section>")
+    text = requirements()["JPEG-SUB-01"].text
+    assert len(text) > 160
+    shown = re.search(r'<div class="rtext" title="[^"]*">([^<]*)</div>', section)
+    assert shown is not None and shown.group(1) == html.escape(text[:159]) + "…", section
+
+
+def test_an_empty_cell_of_a_rule_for_writers_says_a_reader_only_row_does_not_encode() -> None:
+    from zarr_jpeg_conformance.report.wording import untested_text
+
+    reader, codec = _impl("r", roles=("decode",)), _impl("c")
+    assert render_html._empty_reason({"when": ["encode"]}, reader) == "does not apply: the row does not encode"
+    assert render_html._empty_reason({"when": ["encode"]}, codec) == untested_text(["encode"])
+    for when in (["decode"], ["parse", "encode"], []):
+        assert render_html._empty_reason({"when": when}, reader) == untested_text(when), when
 
 
 def test_the_last_two_parser_columns_open_their_lists_to_the_left() -> None:

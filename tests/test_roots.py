@@ -129,6 +129,18 @@ def test_the_verdict_names_the_roots_and_a_blocked_case_is_no_failure() -> None:
     assert doc[0]["requirement"] == "JPEG-SUB-05" and doc[0]["blocked"] == 1
 
 
+def test_a_root_findings_row_names_six_of_its_cases_and_counts_the_rest() -> None:
+    from zarr_jpeg_conformance.report.roots import RootFinding
+
+    def cases_cell(n: int) -> str:
+        found = RootFinding("JPEG-Q-01", "fail", "MUST", "words", cases=[f"case.{i}" for i in range(n)])
+        return wording.root_rows([found], "impl")[0][4]
+
+    assert cases_cell(1) == "case.0"
+    assert cases_cell(6) == ", ".join(f"case.{i}" for i in range(6))
+    assert cases_cell(9) == ", ".join(f"case.{i}" for i in range(6)) + " and 3 more"
+
+
 def test_a_requirement_cell_counts_a_root_once() -> None:
     """Five cases failing under one finding are one root finding in the requirement table, not five."""
     cell = model.Cell()

@@ -45,11 +45,11 @@ def _stream(pixels: np.ndarray) -> bytes:
     return load_backend("imagecodecs").encode(parse_codec(GRAY), pixels)
 
 
-def _array(folder: Path, side: int, keys: dict[str, bytes]) -> Path:
-    """A grayscale array of one chunk of ``side`` x ``side``, its chunk files as given."""
+def _array(folder: Path, side: int, keys: dict[str, bytes], columns: int = 1) -> Path:
+    """A grayscale array of ``columns`` chunks of ``side`` x ``side`` in a row, its chunk files as given."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "zarr.json").write_text(json.dumps({
-        "zarr_format": 3, "node_type": "array", "shape": [side, side], "data_type": "uint8",
+        "zarr_format": 3, "node_type": "array", "shape": [side, side * columns], "data_type": "uint8",
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [side, side]}},
         "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [GRAY], "attributes": {}}))
     for key, data in keys.items():
@@ -98,6 +98,20 @@ def test_headers_judged_for_arrays_of_different_chunks_are_kept_side_by_side(tmp
         counts.append(len(judged))
     assert counts[0] >= 1 and counts[1] >= 1
     assert counts[2] == 0, "the first store's header was judged again: the second store's made the cache drop it"
+
+
+def test_the_headers_kept_for_one_configuration_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of one array whose headers all differ (a comment segment of their own) all pass; the headers kept to pass
+    later chunks by stop at _GOOD_HEADERS for the array's (image, configuration, boundary), whatever the store holds."""
+    monkeypatch.setattr(tasks, "_GOOD", {})
+    noise = np.random.default_rng(2).integers(0, 256, (64, 64, 1), dtype=np.uint8)
+    data = _stream(noise)
+    count = tasks._GOOD_HEADERS + 6
+    chunks = {f"c/0/{n}": data[:2] + b"\xff\xfe\x00\x04" + n.to_bytes(2, "big") + data[2:] for n in range(count)}
+    assert all(len(c) > HEAD for c in chunks.values())  # the header scan passes a chunk by its first HEAD bytes
+    result = check(str(_array(tmp_path / "many.zarr", 64, chunks, columns=count)), scheduler="sync", batch=count)
+    assert result.totals()["pass"] == count and not result.records, result.records
+    assert [len(headers) for headers in tasks._GOOD.values()] == [tasks._GOOD_HEADERS], list(tasks._GOOD)
 
 
 # ------------------------------------------------------------------ adapters: store interop, zarr arrays

@@ -70,6 +70,18 @@ def test_cross_suite_catches_a_wrong_decoder_and_passes_legal_ones(pytester: pyt
     assert legal and all(r["outcome"] == "pass" for r in legal), [(r["case"], r["outcome"], r["message"][:200]) for r in legal]
 
 
+def test_a_decoder_refusing_another_writers_stream_fails_where_decoding_is_required_and_only_there(
+        pytester: pytest.Pytester) -> None:
+    """A decoder that accepted the configuration and then refuses the stream: a fail of the case's rule for the modes
+    every decoder must read (grayscale, 4:2:0), unsupported for the factor sets it MAY refuse (4:1:1, JPEG-X-04)."""
+    records = _run(pytester, "test_cross.py", "imagecodecs", "wrong_decoders:RefusesEveryStream", select="gray or ycbcr-411")
+    refused = {r["case"]: r for r in records if r["implementation"] == "wrong-refuses-every-stream"}
+    must = [r for case, r in refused.items() if "gray" in case]
+    may = [r for case, r in refused.items() if "ycbcr-411" in case]
+    assert must and all(r["outcome"] == "fail" and "refused" in r["message"] for r in must), must
+    assert may and all(r["outcome"] == "unsupported" and "JPEG-X-04 allows" in r["message"] for r in may), may
+
+
 def test_a_chunk_that_is_also_a_stream_case_has_the_same_expected_decodes() -> None:
     """The neuroglancer chunks are stream cases too: both suites judge them against the same decodes."""
     from zarr_jpeg_conformance.corpus.streams import corpus_references, stream_cases

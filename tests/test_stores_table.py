@@ -38,6 +38,18 @@ def test_a_cell_is_exact_close_or_wrong_against_the_writers_own_read() -> None:
     assert st._cell({"ok": True}, source[:, :10], "gray-2d", own)["outcome"] == "wrong"
 
 
+def test_a_reader_is_held_to_the_quality_of_the_writers_own_read_not_to_a_fixed_floor() -> None:
+    """A lossy writer's store (its own read 24 dB from the source): another reader within a dB of that read is close,
+    though below the 30 dB floor used where no read of the writer's own fits the array."""
+    source = si.source("gray-2d")
+    own = _near(source, 16)  # 24 dB
+    reader = own.copy()
+    reader[0, 0] ^= 1
+    assert st._cell({"ok": True}, reader, "gray-2d", own) == {"outcome": "close", "psnr": pytest.approx(24.0, abs=0.2)}
+    assert st._cell({"ok": True}, reader, "gray-2d", own[:, :10])["outcome"] == "wrong"  # the own read does not fit
+    assert st._cell({"ok": True}, _near(source, 1), "gray-2d", own[:, :10])["outcome"] == "close"
+
+
 def test_where_the_writers_own_stack_cannot_read_its_store_a_reader_is_judged_against_the_source() -> None:
     """No read of the writer's own to be exact against: a reader's samples are still judged, against the source array
     (close above the floor, wrong below it); none is ``exact`` for merely having the right shape."""
@@ -89,6 +101,19 @@ def test_a_zarr_python_reader_reads_only_the_codec_its_package_registers(tmp_pat
     assert si.run_op({"op": "write", "stack": "zarr-python + jpeg", "array": "gray-hw1", "folder": str(tmp_path / "a")})["ok"]
     read = si.run_op({"op": "read", "stack": "cft-zarr", "folder": str(tmp_path / "a"), "out": str(tmp_path / "x.npy")})
     assert (read["ok"], read["exception"]) == (False, "OtherCodec") and "'jpeg'" in read["message"]
+
+
+def test_the_osml_reader_is_other_codec_even_for_a_store_naming_its_codec(tmp_path: Path) -> None:
+    """osml-imagery-io's zarr codec reads the codec objects osml itself writes (no writer of the table writes its name):
+    a store that names it is still other-codec for that reader, never a read through zarr."""
+    folder = tmp_path / "osml"
+    assert si.run_op({"op": "write", "stack": "zarr-python + jpeg", "array": "gray-hw1", "folder": str(folder)})["ok"]
+    meta = json.loads((folder / "zarr.json").read_text())
+    meta["codecs"] = [{**codec, "name": si.PY_STACKS["osml-imagery-io"].reads[0]} if codec["name"] == "jpeg" else codec
+                      for codec in meta["codecs"]]
+    (folder / "zarr.json").write_text(json.dumps(meta))
+    read = si.run_op({"op": "read", "stack": "osml-imagery-io", "folder": str(folder), "out": str(tmp_path / "x.npy")})
+    assert (read["ok"], read["exception"]) == (False, "OtherCodec") and "its own codec objects only" in read["message"], read
 
 
 @pytest.mark.parametrize(("code", "outcome"), [(1, ("zarrs", True)), (3, ("crash", False)), (-11, ("crash", False))])

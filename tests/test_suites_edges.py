@@ -81,8 +81,28 @@ GRAY_90: dict[str, Any] = {"name": "jpeg", "configuration": {"quality": 90, "enc
 def test_a_written_codec_object_is_named_jpeg_and_no_other_name() -> None:
     codec, config = build_suite._written(_judge(), GRAY_90, "build")
     assert codec == GRAY_90 and config.quality == 90
+    judge = _judge()
+    build_suite._written(judge, GRAY_90, "build")
+    assert "JPEG-NAME-01" in judge.requirements  # a right name is evidence for the rule too
     judge = _judged(lambda j: build_suite._written(j, {**GRAY_90, "name": "imagecodecs_jpeg"}, "build"))
     assert (judge.outcome, judge.finding) == (Outcome.FAIL, "JPEG-NAME-01"), judge.messages
+    assert any("build wrote the name 'imagecodecs_jpeg'" in m for m in judge.messages), judge.messages
+
+
+@pytest.mark.parametrize(("case_id", "outcome", "rule"), [("build.quality.min", Outcome.FAIL, "JPEG-Q-01"),
+                                                        ("build.quality.default-grayscale", Outcome.WARN, "JPEG-Q-06")])
+def test_a_quality_written_other_than_asked_breaks_the_rule_of_a_given_or_a_default_quality(case_id: str, outcome: Outcome,
+                                                                                          rule: str) -> None:
+    """Quality given in the options and written otherwise fails JPEG-Q-01 (the value means what was asked); quality
+    left to its default and written otherwise warns under JPEG-Q-06 (a default SHOULD be 95)."""
+    case = _build_case(case_id)
+    assert case.configuration is not None
+    written = {"name": "jpeg", "configuration": {**case.configuration, "quality": 50}}
+    del written["configuration"]["subsampling"]  # grayscale: its default, left out
+    judge = _judged(lambda j: build_suite._judge_members(j, case, written, parse_codec(written), "build"),
+                    _judge(case.id, case.requirements))
+    assert judge.outcome == outcome and [m.split(" ", 1)[1].split(" ", 1)[0] for m in judge.messages] == [f"[{rule}"], \
+        judge.messages
 
 
 def test_a_written_configuration_the_parse_rules_reject_fails_the_rule_it_breaks() -> None:

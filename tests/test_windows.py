@@ -34,6 +34,8 @@ def test_the_windows_are_the_start_the_middle_and_the_end_with_margins_inside_th
     assert cuts[0].start == 0 and cuts[2].stop == 40000, "no margin past the image's edges"
     assert cuts[1].start == cuts[1].judged_start - MARGIN_MCUS * 16
     assert windows(64, 96, (16, 16)) is None, "a small chunk is judged whole"
+    # Up to 2^18 samples a chunk is judged whole, however long and thin; one MCU column more, on windows.
+    assert windows(64, 4096, (16, 16)) is None and windows(64, 4096 + 16, (16, 16)) is not None
 
 
 @pytest.mark.parametrize("fancy", [True, False], ids=["triangle-upsampling", "replicated-chroma"])
@@ -44,7 +46,8 @@ def test_a_legal_decode_passes_across_the_windows_edges(stream: bytes, fancy: bo
     assert accuracy is not None and not dec.problems(accuracy, convert=True), dec.problems(accuracy, convert=True)
 
 
-@pytest.mark.parametrize("columns", [slice(39990, 40000), slice(20000, 20010), slice(3, 13)], ids=["end", "middle", "start"])
+@pytest.mark.parametrize("columns", [slice(39990, 40000), slice(20000, 20010), slice(3, 13), slice(32 * 16 - 10, 32 * 16)],
+                         ids=["end", "middle", "start", "last-mcu-of-the-first-window-of-32"])
 def test_a_decode_wrong_in_any_window_fails_and_is_placed_in_the_whole_image(stream: bytes, columns: slice) -> None:
     out = np.array(TJ.decode(stream, pixel_format=turbojpeg.TJPF_RGB))
     out[:, columns] = 255 - out[:, columns]
@@ -73,3 +76,21 @@ def test_an_upsampler_reaching_across_a_windows_edge_is_judged_with_what_it_saw(
     data = bytes(TJ.encode(image, quality=95, pixel_format=turbojpeg.TJPF_RGB, jpeg_subsample=turbojpeg.TJSAMP_420))
     accuracy = dec.accuracy_of(TJ.decode(data, pixel_format=turbojpeg.TJPF_RGB), data, CONFIG)
     assert accuracy is not None and not dec.problems(accuracy, convert=True), dec.problems(accuracy, convert=True)
+
+
+def test_the_bias_of_a_decode_judged_on_windows_is_the_bias_of_those_samples_judged_at_once(stream: bytes) -> None:
+    """A decode shifted in its middle window only: the windows' biases join into the mean over every judged sample
+    (each window weighted by the samples it judged, not by the margin it read), as one measure of them would say."""
+    cuts = windows(16, 40000, (16, 16))
+    assert cuts is not None
+    out = np.array(TJ.decode(stream, pixel_format=turbojpeg.TJPF_RGB)).astype(int)
+    out[:, cuts[1].judged_start:cuts[1].judged_stop] += 3
+    out = np.clip(out, 0, 255).astype(np.uint8)
+    joined = dec.accuracy_of(out, stream, CONFIG)
+    judged = np.zeros((16, 40000), bool)
+    for w in cuts:
+        judged[:, w.judged_start:w.judged_stop] = True
+    coefficients = reading(stream).coefficients
+    assert joined is not None and coefficients is not None
+    at_once = dec.measure(out, coefficients, "ycbcr", CONFIG.decoded_color_space, judged=judged)
+    assert joined.bias == pytest.approx(at_once.bias, abs=1e-6) and 0.5 < joined.bias < 1.5, (joined.bias, at_once.bias)

@@ -122,6 +122,16 @@ class RejectsBaselineVariants(_DecodeOnly):
         return super().decode(parsed, data, chunk_shape)
 
 
+class RefusesEveryStream(_DecodeOnly):
+    """Accepts every configuration when parsing and then refuses every stream it is given to decode (for the cross
+    suite's meta-test, tests/test_store_and_cross_bite.py: a refusal fails only where decoding is required)."""
+
+    name = "wrong-refuses-every-stream"
+
+    def decode(self, parsed: object, data: bytes, chunk_shape: tuple[int, ...]) -> np.ndarray:
+        raise ValueError("this decoder decodes no stream")
+
+
 class HangsOnGarbage(_DecodeOnly):
     """Loops (here: sleeps) on input that does not start with SOI."""
 
