@@ -109,7 +109,13 @@ def _zarr_decode(codec: Mapping[str, Any], data: bytes) -> bytes:
 
     bytes_codec: Any = get_codec_class(codec["name"]).from_dict(dict(codec))  # a BytesBytesCodec, by analyse()
     try:
-        buf = bytes_codec._decode_sync(default_buffer_prototype().buffer.from_bytes(data), _spec())
+        given = default_buffer_prototype().buffer.from_bytes(data)
+        if hasattr(bytes_codec, "_decode_sync"):
+            buf = bytes_codec._decode_sync(given, _spec())
+        else:  # zarr's numcodecs.* wrappers decode only asynchronously: on zarr's own loop, as zarr runs them
+            from zarr.core.sync import sync
+
+            buf = sync(bytes_codec._decode_single(given, _spec()))
     except Exception as exc:  # noqa: BLE001 - whatever the codec raises is this chunk's, and named
         raise ChunkError(f"the {codec['name']} codec after jpeg cannot undo this chunk: {type(exc).__name__}: "
                          f"{str(exc)[:300]}") from None

@@ -541,3 +541,24 @@ def test_the_timeout_bounds_each_wait_of_a_listing_not_the_whole_of_it(tmp_path:
     pauses[:] = [0.1, 3.0]  # a page that does not come
     with pytest.raises(StoreError, match=r"listing the keys of a failed: TimeoutError: .*--timeout"):
         within(10, lambda: list_keys(store, "a"))
+
+
+@pytest.mark.parametrize("name", ["crc32", "adler32", "fletcher32"])
+def test_a_numcodecs_checksum_after_jpeg_is_undone_and_a_wrong_checksum_is_the_chunks_error(name: str) -> None:
+    """zarr's numcodecs.* wrappers decode only asynchronously (no _decode_sync): check-store runs them as zarr does,
+    instead of failing every chunk of such an array with an AttributeError."""
+    import warnings
+
+    import numcodecs
+
+    from zarr_jpeg_conformance.check_store.unwrap import ChunkError, unwrap
+
+    codec = {"crc32": numcodecs.CRC32, "adler32": numcodecs.Adler32, "fletcher32": numcodecs.Fletcher32}[name]()
+    stream = b"\xff\xd8" + bytes(range(200)) + b"\xff\xd9"
+    wrapped = bytes(codec.encode(stream))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr warns that numcodecs.* codecs are outside the Zarr v3 spec
+        assert unwrap([{"name": f"numcodecs.{name}", "configuration": {}}], wrapped, 1 << 20) == stream
+        broken = wrapped[:-1] + bytes([wrapped[-1] ^ 0xFF]) if name != "fletcher32" else bytes([wrapped[0] ^ 0xFF]) + wrapped[1:]
+        with pytest.raises(ChunkError, match=f"numcodecs.{name} codec after jpeg cannot undo this chunk"):
+            unwrap([{"name": f"numcodecs.{name}", "configuration": {}}], broken, 1 << 20)
