@@ -10,6 +10,8 @@ import pytest
 
 from zarr_jpeg_conformance.core.config import parse_codec
 
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "fixtures" / "chunks").glob("*.json"))
 REQUIREMENTS = {r["id"] for r in json.loads((ROOT / "fixtures" / "requirements.json").read_text())["requirements"]}
@@ -45,8 +47,6 @@ def test_every_shape_row_and_limit_is_covered() -> None:
     for req in (*shape_rows, "JPEG-DT-01", "JPEG-DIM-02", "JPEG-CFG-02", "JPEG-X-03"):
         assert req in cited, f"no chunk case cites {req}"
 
-
-pytest_plugins = ["pytester"]
 
 
 @pytest.mark.parametrize("twin_valid", [True, False], ids=["the-corpus", "a-chunk-twin-made-invalid"])
