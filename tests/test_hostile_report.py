@@ -116,6 +116,22 @@ def test_a_run_removes_what_it_wrote_before_and_leaves_no_lock(tmp_path: Path, m
     assert all(isinstance(digest, str) for name, digest in listed.items() if (out / name).exists())
 
 
+def test_settling_unlists_a_claimed_file_only_where_nothing_is_there(tmp_path: Path) -> None:
+    """A file reserved for a child and never written is unlisted; one the child wrote gets its digest; a folder or a
+    link (even one that leads nowhere) where a file was reserved is something there, and stays claimed."""
+    out = tmp_path / "out"
+    out.mkdir()
+    folder = OutFolder(out)
+    folder.reserve(["never.json", "written.json", "folder.json", "dangling.json"])
+    (out / "written.json").write_text("{}\n")
+    (out / "folder.json").mkdir()
+    (out / "dangling.json").symlink_to(tmp_path / "nowhere")
+    folder.settle()
+    listed = json.loads((out / MANIFEST).read_text())["files"]
+    assert sorted(listed) == ["dangling.json", "folder.json", "written.json"], listed
+    assert listed["folder.json"] is None and listed["dangling.json"] is None and isinstance(listed["written.json"], str)
+
+
 def test_a_manifest_is_data_it_never_names_a_file_outside_the_folder(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"

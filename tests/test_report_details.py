@@ -386,3 +386,43 @@ def test_a_suite_run_looks_at_its_timeout_and_at_ctrl_c_every_half_second(tmp_pa
     record = run.run_suites("exec:sleep 10", "hangs", tmp_path, run.RunOptions(timeout=0.01, suites=["parse"]), lambda _: None)
     assert record["timed_out"] and not record["interrupted"]
     assert waits and waits[0] is not None and 0 < waits[0] <= 0.5, waits
+
+
+def test_the_throughput_stage_passes_on_its_progress_and_says_when_it_is_done(tmp_path: Path) -> None:
+    lines: list[str] = []
+    doc = run.run_throughput(["imagecodecs"], tmp_path, repeats=1, size=16, timeout=120, log=lines.append)
+    assert "error" not in doc and (tmp_path / "throughput.json").is_file(), doc
+    assert lines[0] == "throughput: 1 implementation(s), 16x16, at most 1 repeats"
+    assert any(line.startswith("    throughput: gray ") for line in lines), lines
+    assert re.fullmatch(r"throughput: done in \d+\.\d s", lines[-1]), lines
+
+
+_RECORD = {"results": {"pass": 2}, "seconds": 1.5, "timed_out": False, "returncode": 0}
+
+
+def test_a_shared_run_keeps_its_record_beside_its_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The corpus's checks (one run of the suites with no implementation): its record is written to results/, as an
+    implementation's meta is, for the pages to check its results against."""
+    monkeypatch.setattr(run, "run_suites", lambda *args, **kwargs: dict(_RECORD))
+    (tmp_path / "results").mkdir()
+    lines: list[str] = []
+    assert run.run_corpus(tmp_path, run.RunOptions(), lines.append) == _RECORD
+    saved = json.loads((tmp_path / "results" / f"{run.CORPUS_STEM}.run.json").read_text(encoding="utf-8"))
+    assert (saved["specs"], saved["run"]) == ([], _RECORD)
+    assert lines[-1] == "corpus: 2 results in 1.5 s"
+
+
+def test_a_row_interrupted_in_its_run_ends_the_whole_run_with_that_rows_record(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row's suite run that ends interrupted (its child was interrupted) is raised from run_all with the row's record,
+    even where this process saw no Ctrl-C of its own: never a run taken for complete."""
+    def interrupted(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise run.Interrupted(dict(_RECORD))
+
+    monkeypatch.setattr(run, "_probe_all", lambda specs, jobs: [{"spec": "x", "name": "x", "available": True, "versions": {}}])
+    monkeypatch.setattr(run, "run_suites", interrupted)
+    with pytest.raises(run.Interrupted) as raised:
+        run.run_all(["x"], tmp_path, run.RunOptions(suites=["parse"], jobs=1), lambda line: None)
+    assert raised.value.run["results"] == {"pass": 2}
+    meta = json.loads((tmp_path / "results" / "x.meta.json").read_text(encoding="utf-8"))
+    assert meta["run"]["results"] == {"pass": 2} and meta["run"]["order"] == 0

@@ -212,6 +212,18 @@ def test_a_channels_first_chunk_encoded_as_its_last_two_axes_is_said_to_take_cha
     assert chunk_suite._accepted_as("not a stream", case) == (case.requirements[0], "")
 
 
+def test_a_chunk_of_two_channels_written_with_another_count_breaks_the_channel_rule_and_one_of_three_its_own() -> None:
+    """Grayscale written for a (32, 48, 2) chunk: channels dropped (JPEG-SHP-05, said so); for a (32, 48, 3) chunk under
+    a grayscale configuration, three channels are a colour chunk the configuration cannot take: the case's own rule."""
+    gray = parse_codec(GRAY_90)
+    data = encode_with_tables(gray, make_image("natural", 32, 48, channels=1), _tables(gray))
+    two = next(c for c in chunk_cases() if c.id == "chunk.shape.hw2-gray")
+    assert chunk_suite._accepted_as(data, two) == (
+        "JPEG-SHP-05", ": its stream is a 32x48 image of 1 component(s), not the chunk's 2 channels")
+    three = next(c for c in chunk_cases() if c.id == "chunk.components.hw3-under-gray")
+    assert chunk_suite._accepted_as(data, three) == (three.requirements[0], "")
+
+
 # ------------------------------------------------------------------ decode streams
 
 

@@ -78,6 +78,18 @@ class TransposedAxes(ImagecodecsAdapter):
         return super().decode(parsed, data, swapped).reshape(chunk_shape)
 
 
+class TransposesTwoDimensionalChunks(ImagecodecsAdapter):
+    """Writes a chunk of two axes (a grayscale chunk without its channel axis) with its axes swapped, as a codec that
+    reads such chunks in Fortran order does; chunks with a channel axis are written right."""
+
+    name = "wrong-transposes-2d"
+
+    def encode(self, parsed: object, chunk: np.ndarray) -> bytes:
+        if chunk.ndim == 2:
+            chunk = np.ascontiguousarray(chunk.T)
+        return super().encode(parsed, chunk)
+
+
 class ChannelSwap(ImagecodecsAdapter):
     """Reads 3-channel chunks as BGR when writing ycbcr (its decoder is right: only its streams show it)."""
 
