@@ -344,8 +344,8 @@ def _worst(excess: np.ndarray, judged: np.ndarray, got: np.ndarray, lo: np.ndarr
     per_block = np.where(judged, excess.max(axis=2), 0)
     if not per_block.any():
         return per_block, None
-    r, c = np.unravel_index(int(per_block.argmax()), per_block.shape)
-    k = int(excess[r, c].argmax())
+    r, c = np.unravel_index(int(np.argmax(per_block)), per_block.shape)
+    k = int(np.argmax(excess[r, c]))
     return per_block, Miss(name, int(r), int(c), divmod(k, 8), int(got[r, c, k]), (int(lo[r, c, k]), int(hi[r, c, k])),
                            int(per_block[r, c]))
 
