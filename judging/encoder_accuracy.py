@@ -246,15 +246,15 @@ def _intervals(exact: np.ndarray, slack: np.ndarray, steps: int) -> tuple[np.nda
     return np.where(lo > 0, 0, lo), np.where(hi < 0, 0, hi)
 
 
-def _fit(blocks: np.ndarray, mask: np.ndarray, dequantized: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the exact coefficients in steps, the free samples' values) of the blocks, their free samples (``~mask``) chosen
-    by least squares to make them fit the stream's: blocks (N, 64) level-shifted, dequantized (N, 64), table (64,)."""
+def _fit(blocks: np.ndarray, mask: np.ndarray, dequantized: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """The exact coefficients in steps of the blocks, their free samples (``~mask``) chosen by least squares to make
+    them fit the stream's: blocks (N, 64) level-shifted, dequantized (N, 64), table (64,)."""
     known = blocks[:, mask] @ _D[:, mask].T
     if mask.all():
-        return known / table, np.zeros((len(blocks), 0))
+        return known / table
     free, solve = _solver(mask.tobytes(), table.tobytes())
     solution = ((dequantized - known) / table) @ solve.T
-    return (known + solution @ free.T) / table, solution
+    return (known + solution @ free.T) / table
 
 
 @lru_cache(maxsize=256)
@@ -271,18 +271,18 @@ def _solver(mask: bytes, table: bytes) -> tuple[np.ndarray, np.ndarray]:
 SATURATED = 0.5
 
 
-def _exact(plane: np.ndarray, masks: np.ndarray, judged: np.ndarray, dequantized: np.ndarray,
+def _exact(samples: np.ndarray, masks: np.ndarray, judged: np.ndarray, dequantized: np.ndarray,
            table: np.ndarray) -> np.ndarray:
-    """The exact coefficients in steps of every judged block of ``plane``, its free samples fitted (:func:`_fit`)."""
+    """The exact coefficients in steps of every judged block of ``samples`` (:func:`_level_shifted_blocks`), its free
+    samples fitted (:func:`_fit`)."""
     rows, cols = masks.shape[:2]
-    samples = _level_shifted_blocks(plane, rows, cols)
     exact = np.zeros((rows, cols, 64))
     flat = masks[judged]
     keys, inverse = np.unique(np.packbits(flat, axis=1), axis=0, return_inverse=True)
     where = np.argwhere(judged)
     for group in range(len(keys)):
         rr, cc = where[inverse.reshape(-1) == group].T
-        exact[rr, cc], _ = _fit(samples[rr, cc], masks[rr[0], cc[0]], dequantized[rr, cc], table)
+        exact[rr, cc] = _fit(samples[rr, cc], masks[rr[0], cc[0]], dequantized[rr, cc], table)
     return exact
 
 
@@ -294,7 +294,7 @@ def _level_shifted_blocks(plane: np.ndarray, rows: int, cols: int) -> np.ndarray
     return dct.to_blocks(padded - dct.LEVEL_SHIFT, rows, cols).reshape(rows, cols, 64)
 
 
-def _exact_past_the_end(plane: np.ndarray, masks: np.ndarray, touched: np.ndarray, dequantized: np.ndarray,
+def _exact_past_the_end(samples: np.ndarray, masks: np.ndarray, touched: np.ndarray, dequantized: np.ndarray,
                         table: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The exact coefficients in steps of the ``touched`` blocks, with the samples at an end of the range
     (``ends``: +1 at 255) free past it: a decoder clamps to 0-255, so an encoder may store any value beyond
@@ -304,13 +304,11 @@ def _exact_past_the_end(plane: np.ndarray, masks: np.ndarray, touched: np.ndarra
     short of the end pinned at it and the rest fitted again. The witness is an input a legal encoder may
     have been given, so a block that fits it is legal; the fit need not be the best one (a block it misses
     is judged by the other ways too)."""
-    rows, cols = masks.shape[:2]
-    samples = _level_shifted_blocks(plane, rows, cols)
     end_value = 255 - dct.LEVEL_SHIFT
     # First every block at once (blocks with the same free samples share one solve); then, one by one, the
     # blocks where a free value fell short of its end.
     fitted_masks = masks & (ends == 0)
-    exact = _exact(plane, fitted_masks, touched, dequantized, table)
+    exact = _exact(samples, fitted_masks, touched, dequantized, table)
     for r, c in np.argwhere(touched):
         free = ~fitted_masks[r, c]
         values = samples[r, c].copy()
@@ -371,7 +369,8 @@ def judge_component(quantized: np.ndarray, table: np.ndarray, reference: Referen
     worst: dict[str, Miss | None] = {"must": None, "t83": None}
     bias, residual = 0.0, np.inf
     for index, (_, plane) in enumerate(reference.candidates):
-        ways = [_exact(plane, masks, judged, dequantized, flat_table)]
+        samples = _level_shifted_blocks(plane, rows, cols)
+        ways = [_exact(samples, masks, judged, dequantized, flat_table)]
         if judged.any():  # how far, in levels of coefficient energy, the stream lies from this candidate's exact DCT
             residual = min(residual, float((((got - ways[0]) * flat_table)[judged] ** 2).mean()))
         if index == 0:
@@ -381,7 +380,7 @@ def judge_component(quantized: np.ndarray, table: np.ndarray, reference: Referen
         ends = _ends(plane, masks)
         touched: np.ndarray = np.asarray(judged & ends.any(axis=2))
         if touched.any():
-            ways.append(_exact_past_the_end(plane, masks, touched, dequantized, flat_table, ends))
+            ways.append(_exact_past_the_end(samples, masks, touched, dequantized, flat_table, ends))
         for way, exact in enumerate(ways):
             for tier, slack in (("must", slack_must), ("t83", slack_t83)):
                 lo, hi = _intervals(exact, slack, bounds.steps)

@@ -48,6 +48,7 @@ import numpy as np
 from ..judging.recording import case_folder_name
 from . import model
 from .roots import RootFinding, repro_folder, root_findings
+from .run import runnable
 
 #: Cases of a finding rerun and written out, at most: the first case of each rule its cases break first, then the next.
 CASES_SHOWN = 3
@@ -129,13 +130,6 @@ def rerun_command(spec: str, nodes: Sequence[str], results: Path, record: Path |
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:zarr", "-p", "no:hypothesispytest",
             "--corpus-checks=skip", "--tb=no", *(f"--impl={s}" for s in dict.fromkeys([spec, *extra_specs])),
             f"--results={results}", *([f"--record-calls={record}"] if record is not None else []), *nodes]
-
-
-def runnable(spec: str) -> str:
-    """A spec as the report folder shows it, made to run here: the report writes the shipped harnesses' specs with
-    ``python`` for the Python that ran it (``report.run``), which need not be the ``python`` on this PATH (a venv
-    not activated): the rerun uses the Python running this command, as the report did."""
-    return f"exec:{shlex.quote(sys.executable)} {spec[len('exec:python '):]}" if spec.startswith("exec:python ") else spec
 
 
 def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -451,6 +452,12 @@ def _spec_shown(spec: str) -> str:
     return spec.replace(sys.executable, "python")
 
 
+def runnable(spec: str) -> str:
+    """A spec as :func:`_spec_shown` wrote it, made to run here (``report repro``): ``python`` is the Python that ran
+    the report, which need not be the ``python`` on this PATH (a venv not activated), so it is the one running now."""
+    return f"exec:{shlex.quote(sys.executable)} {spec[len('exec:python '):]}" if spec.startswith("exec:python ") else spec
+
+
 def _write_meta(path: Path, meta: dict[str, Any]) -> None:
     meta["format_version"] = FORMAT_VERSION
     path.write_text(json.dumps({**meta, "spec": _spec_shown(meta["spec"])}, indent=1) + "\n", encoding="utf-8")
@@ -563,5 +570,5 @@ def environment(selection: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["RunOptions", "default_specs", "earlier_results", "environment", "file_stem", "probe", "pytest_command", "run_all",
+__all__ = ["RunOptions", "default_specs", "earlier_results", "environment", "file_stem", "probe", "pytest_command", "run_all", "runnable",
            "run_corpus", "run_cross", "run_suites", "run_throughput", "unknown_spec"]

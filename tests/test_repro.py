@@ -74,7 +74,7 @@ def test_a_harness_spec_the_report_wrote_for_its_python_reruns_with_the_python_r
     `python` is another interpreter, without this package: the rerun must use the one running the command."""
     import sys
 
-    from zarr_jpeg_conformance.report.repro import runnable
+    from zarr_jpeg_conformance.report.run import runnable
 
     assert runnable("exec:python -m zarr_jpeg_conformance.harnesses rust-zune-jpeg") == (
         f"exec:{sys.executable} -m zarr_jpeg_conformance.harnesses rust-zune-jpeg")
